@@ -1,0 +1,3 @@
+// The package's public surface, shared by every runtime entry. The entry shims
+// (browser.js, node.js, workerd.js) instantiate the one .wasm and re-export this.
+export { SseDecoder } from './pi_agent_wasm.js';

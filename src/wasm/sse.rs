@@ -1,0 +1,70 @@
+//! `SseDecoder` for JS: the core decoder over `Uint8Array` chunks.
+//! Its TypeScript declaration is hand-written in `src/js/index.d.ts`.
+
+use wasm_bindgen::prelude::*;
+
+use super::error::{js_error, JsResult};
+use crate::stream::{SseDecoder, SseEvent};
+
+/// Incremental Server-Sent Events decoder (WHATWG event-stream interpretation).
+#[wasm_bindgen(js_name = SseDecoder)]
+pub struct JsSseDecoder {
+    inner: SseDecoder,
+    out: Vec<SseEvent>,
+    truncated: bool,
+}
+
+#[wasm_bindgen(js_class = SseDecoder)]
+impl JsSseDecoder {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> JsSseDecoder {
+        JsSseDecoder {
+            inner: SseDecoder::new(),
+            out: Vec::new(),
+            truncated: false,
+        }
+    }
+
+    /// Feeds a chunk of the body; returns the events it completed, in order.
+    pub fn feed(&mut self, chunk: &[u8]) -> JsResult<JsValue> {
+        self.inner.feed(chunk, &mut self.out);
+        self.drain()
+    }
+
+    /// Ends the stream; returns the events completed by a final unterminated line.
+    /// An event still missing its blank line is discarded, as the standard says;
+    /// `truncated` then reports it.
+    pub fn finish(&mut self) -> JsResult<JsValue> {
+        self.truncated = self.inner.finish(&mut self.out);
+        self.drain()
+    }
+
+    /// After `finish()`: whether the stream ended inside an event (data without its blank line).
+    #[wasm_bindgen(getter)]
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The last valid `retry:` value in milliseconds, if any.
+    #[wasm_bindgen(getter)]
+    pub fn retry(&self) -> Option<f64> {
+        // Milliseconds beyond 2^53 are meaningless as a reconnection time.
+        self.inner.retry().map(|ms| ms as f64)
+    }
+
+    fn drain(&mut self) -> JsResult<JsValue> {
+        let events = std::mem::take(&mut self.out);
+        serde_wasm_bindgen::to_value(&events).map_err(|e| {
+            js_error(
+                "conversion_failed",
+                &format!("SSE event conversion failed: {e}"),
+            )
+        })
+    }
+}
+
+impl Default for JsSseDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
