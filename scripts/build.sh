@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds the npm package into pkg/: cargo (wasm32, release) -> wasm-bindgen --target web ->
+# wasm-opt -Oz -> entry shims -> size report with the gzip budget check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+name=pi_agent_wasm
+cargo build --release --target wasm32-unknown-unknown --quiet
+rm -rf pkg
+wasm-bindgen --target web --no-typescript --out-dir pkg --out-name "$name" \
+  "target/wasm32-unknown-unknown/release/$name.wasm"
+node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers --strip-target-features \
+  "pkg/${name}_bg.wasm" -o "pkg/${name}_bg.wasm"
+cp src/js/*.js src/js/*.d.ts pkg/
+# A stray pkg/.gitignore (as wasm-pack writes) would make npm leave the build out of the tarball.
+rm -f pkg/.gitignore
+node scripts/size-report.mjs

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs every tool the build and the tests need. Idempotent: each step checks first,
+# so a second run on a ready machine takes a few seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '[setup] %s\n' "$*"; }
+
+# 1. The wasm target for the machine's Rust toolchain.
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  step "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# 2. wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock:
+#    the generated JS glue and the crate's schema must match.
+want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
+if [ -z "$want" ]; then
+  echo "[setup] cannot read the wasm-bindgen version from Cargo.lock" >&2
+  exit 1
+fi
+have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$have" != "$want" ]; then
+  step "cargo install wasm-bindgen-cli $want (found: ${have:-none}); takes a few minutes once"
+  # Not --locked: the CLI's own lockfile pins a crate version the registry no longer serves.
+  cargo install wasm-bindgen-cli --version "$want" --force
+fi
+
+# 3. npm packages (wasm-opt from binaryen, miniflare/wrangler, playwright-core, typescript).
+if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_modules/.setup-lock; then
+  step "npm ci"
+  npm ci --no-audit --no-fund
+  cp package-lock.json node_modules/.setup-lock
+fi
+
+# 4. Debian's Chromium and ChromeDriver for the browser tests. Never a downloaded browser.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  step "apt-get install chromium chromium-driver"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+step "ready"
