@@ -1,0 +1,54 @@
+// Pack-and-install: the tarball ships the .wasm and every entry, and a fresh project can
+// import the package by name from Node.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packAndInstall } from './helpers.mjs';
+
+let installed;
+before(async () => {
+  installed = await packAndInstall();
+});
+after(async () => installed?.cleanup());
+
+test('the tarball lists the .wasm, the glue, every entry shim and the types', () => {
+  for (const f of [
+    'package.json',
+    'pkg/pi_agent_wasm_bg.wasm',
+    'pkg/pi_agent_wasm.js',
+    'pkg/api.js',
+    'pkg/browser.js',
+    'pkg/node.js',
+    'pkg/workerd.js',
+    'pkg/index.d.ts',
+  ]) {
+    assert.ok(installed.files.includes(f), `tarball lacks ${f}`);
+  }
+  assert.ok(!installed.files.some((f) => f.startsWith('src/') || f.startsWith('tests/')), 'tarball ships sources');
+});
+
+test('every export-map target exists in the installed package, types first', () => {
+  const root = join(installed.dir, 'node_modules/pi-agent-wasm');
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const conditions = Object.keys(manifest.exports['.']);
+  assert.deepEqual(conditions, ['types', 'workerd', 'node', 'browser', 'default']);
+  for (const target of Object.values(manifest.exports['.'])) {
+    assert.ok(readFileSync(join(root, target)).length > 0, target);
+  }
+});
+
+test('a fresh project imports the installed package by name and decodes a stream', () => {
+  const script = `
+    import { SseDecoder } from 'pi-agent-wasm';
+    const d = new SseDecoder();
+    const ev = d.feed(new TextEncoder().encode('event: hi\\ndata: 1\\ndata: 2\\n\\n'));
+    process.stdout.write(JSON.stringify(ev));
+  `;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: installed.dir,
+    encoding: 'utf8',
+  });
+  assert.deepEqual(JSON.parse(out), [{ type: 'hi', data: '1\n2', lastEventId: '' }]);
+});

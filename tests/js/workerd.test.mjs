@@ -1,0 +1,84 @@
+// The package in real workerd, the way a Workers user ships it: the packed tarball is
+// installed into a fresh project, wrangler bundles a module Worker that imports the package
+// by name (resolving the "workerd" export condition and the .wasm as a compiled module),
+// and Miniflare runs that bundle and answers a request through it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFile, writeFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Miniflare } from 'miniflare';
+import { packAndInstall, repoRoot } from './helpers.mjs';
+import { EXPECTED } from './shared/sse-scenario.mjs';
+
+const COMPAT_DATE = '2026-04-26';
+let installed;
+let mf;
+
+before(async () => {
+  installed = await packAndInstall();
+  const dir = installed.dir;
+  await copyFile(join(repoRoot, 'tests/js/shared/sse-scenario.mjs'), join(dir, 'sse-scenario.mjs'));
+  await writeFile(
+    join(dir, 'worker.mjs'),
+    `import * as pkg from 'pi-agent-wasm';
+import { runSseScenario } from './sse-scenario.mjs';
+export default {
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (url.pathname === '/decode') {
+      const d = new pkg.SseDecoder();
+      const events = d.feed(new Uint8Array(await request.arrayBuffer()));
+      events.push(...d.finish());
+      return Response.json({ events, truncated: d.truncated });
+    }
+    return Response.json(runSseScenario(pkg));
+  },
+};
+`,
+  );
+  await writeFile(
+    join(dir, 'wrangler.toml'),
+    `name = "pi-agent-wasm-test"\nmain = "worker.mjs"\ncompatibility_date = "${COMPAT_DATE}"\n`,
+  );
+  execFileSync(join(repoRoot, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', 'dist'], {
+    cwd: dir,
+    stdio: 'pipe',
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_COLOR: '1' },
+  });
+  const files = await readdir(join(dir, 'dist'));
+  assert.ok(files.some((f) => f.endsWith('.wasm')), `wrangler output lacks the .wasm: ${files}`);
+  mf = new Miniflare({
+    scriptPath: join(dir, 'dist/worker.js'),
+    modules: true,
+    modulesRoot: join(dir, 'dist'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: COMPAT_DATE,
+  });
+});
+
+after(async () => {
+  await mf?.dispose();
+  await installed?.cleanup();
+});
+
+test('SseDecoder decodes the shared scenario identically at every split (workerd entry)', async () => {
+  const res = await mf.dispatchFetch('http://localhost/');
+  assert.equal(res.status, 200);
+  const r = await res.json();
+  assert.deepEqual(r.events, EXPECTED.events);
+  assert.equal(r.truncated, EXPECTED.truncated);
+  assert.equal(r.retry, EXPECTED.retry);
+  assert.equal(r.firstMismatch, -1);
+});
+
+test('a Worker decodes a request body through the package', async () => {
+  const res = await mf.dispatchFetch('http://localhost/decode', {
+    method: 'POST',
+    body: 'data: {"a":1}\r\n\r\nevent: end\ndata: x',
+  });
+  assert.deepEqual(await res.json(), {
+    events: [{ type: 'message', data: '{"a":1}', lastEventId: '' }],
+    truncated: true,
+  });
+});
