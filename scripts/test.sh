@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs every test from a fresh clone: setup (idempotent), lint, native tests, the build,
+# wasm tests in Node and Chromium, and the JS tests (Node, Chromium, workerd, pack-and-install).
+# Ends with one line "tests: N passed, M failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+passed=0
+failed=0
+stage() { printf '\n== %s\n' "$*"; }
+
+# Adds up "N passed; M failed" (cargo, wasm-bindgen-test) or "# pass N"/"# fail N" (node --test).
+count() {
+  local log=$1 p f
+  # cargo / wasm-bindgen-test: "test result: ok. N passed; M failed"
+  p=$(awk '/[0-9]+ passed; [0-9]+ failed/ { for (i = 1; i < NF; i++) if ($(i+1) ~ /^passed/) s += $i } END { print s+0 }' "$log")
+  f=$(awk '/[0-9]+ passed; [0-9]+ failed/ { for (i = 1; i < NF; i++) if ($(i+1) ~ /^failed/) s += $i } END { print s+0 }' "$log")
+  # node --test: "# pass N" / "# fail N"
+  p=$((p + $(awk '/^# pass [0-9]+$/ { s += $3 } END { print s+0 }' "$log")))
+  f=$((f + $(awk '/^# fail [0-9]+$/ { s += $3 } END { print s+0 }' "$log")))
+  passed=$((passed + p))
+  failed=$((failed + f))
+}
+
+# run NAME CMD...: runs a test stage, shows its output, counts its results.
+run() {
+  local name=$1 log="$logs/$1.log"
+  shift
+  stage "$name"
+  local rc=0 before=$failed
+  "$@" 2>&1 | tee "$log" || rc=$?
+  count "$log"
+  if [ "$rc" -ne 0 ]; then
+    echo "stage '$name' failed (exit $rc)"
+    # A stage that broke before reporting a failed test still counts as one failure.
+    [ "$failed" -gt "$before" ] || failed=$((failed + 1))
+    echo "tests: $passed passed, $failed failed"
+    exit 1
+  fi
+}
+
+stage setup
+start=$(date +%s)
+bash scripts/setup.sh
+echo "setup took $(( $(date +%s) - start )) s"
+
+stage "core purity guard"
+# The core must not touch JS or the host clock: only src/wasm and src/js may.
+if grep -rnE 'wasm_bindgen|js_sys|web_sys|SystemTime|Instant::now|std::thread|tokio' src --include=*.rs \
+  | grep -vE '^src/(wasm|js)/' | grep -vE '^src/lib\.rs:.*(pub mod wasm|cfg\(target_arch)'; then
+  echo "core purity guard: the lines above use host or JS APIs outside src/wasm"
+  exit 1
+fi
+echo ok
+
+stage "cargo fmt --check"
+cargo fmt --check
+stage "cargo clippy (native, all targets)"
+cargo clippy --all-targets --quiet -- -D warnings
+stage "cargo clippy (wasm32, lib and wasm tests)"
+cargo clippy --target wasm32-unknown-unknown --lib --tests --quiet -- -D warnings
+
+run native-tests cargo test --quiet
+
+stage build
+bash scripts/build.sh
+
+run wasm-node cargo test --target wasm32-unknown-unknown --test wasm
+run wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
+  cargo test --target wasm32-unknown-unknown --test wasm
+
+stage "typescript"
+node_modules/.bin/tsc -p tests/types
+echo "tsc --noEmit: ok"
+
+run js-tests node --test --test-concurrency=2 tests/js/
+
+printf '\ntests: %d passed, %d failed\n' "$passed" "$failed"
