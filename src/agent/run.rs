@@ -1,0 +1,278 @@
+//! The entry points (spec §4) and the two-level loop (§5): turns, steering and follow-up
+//! poll points, `prepareNextTurn`, `prepareRequest`, `finishTurn`, hard exits.
+//!
+//! The caller's context is taken by value, so a run never appends to the caller's list:
+//! `runAgentLoopContinue` in pi does (L-35, L-172); here it does not. Depends on `io`,
+//! `message`, `transcript`, `turn`, `tools`.
+
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::tools::{execute_tool_calls, fail_truncated};
+use super::transcript::declare_tool_changes;
+use super::turn::{resolve_stream_fn, stream_assistant_response};
+use crate::error::{Error, Result};
+use crate::event::AgentEvent;
+use crate::io::{Context, Host, LoopConfig, RequestContext, StreamFn, TurnContext, TurnDecision};
+use crate::message::{is_role, stop_reason, tool_calls, AgentMessage, ThinkingLevel};
+
+/// L-34 `runAgentLoop`: appends `prompts` (with a tool declaration when needed) and runs.
+/// Resolves with every new message, the same list `agent_end` carries.
+pub async fn run_agent_loop(
+    host: &Host<'_>,
+    prompts: Vec<AgentMessage>,
+    mut context: Context,
+    config: LoopConfig,
+) -> Result<Vec<AgentMessage>> {
+    let initial = declare_tool_changes(
+        &context.messages,
+        &context.tools,
+        &prompts,
+        host.clock.now(),
+    );
+    let mut new_messages = initial.clone();
+    context.messages.extend(initial.iter().cloned());
+    host.emit(AgentEvent::AgentStart).await?;
+    host.emit(AgentEvent::TurnStart).await?;
+    for m in &initial {
+        host.emit(AgentEvent::MessageStart { message: m.clone() })
+            .await?;
+        host.emit(AgentEvent::MessageEnd { message: m.clone() })
+            .await?;
+    }
+    let stream_fn = resolve_stream_fn(host)?;
+    run_loop(host, stream_fn, context, &mut new_messages, config).await?;
+    Ok(new_messages)
+}
+
+/// L-33/L-35 preconditions, shared by the streaming and awaiting variants.
+pub fn check_continue(context: &Context) -> Result<()> {
+    match context.messages.last() {
+        None => Err(Error::NoMessages),
+        Some(m) if is_role(m, "assistant") => Err(Error::ContinueFromAssistant),
+        Some(_) => Ok(()),
+    }
+}
+
+/// L-35 `runAgentLoopContinue`: continues from the context as it is (no prompt events, no
+/// upfront declaration pass). Resolves with the messages appended during the run.
+pub async fn run_agent_loop_continue(
+    host: &Host<'_>,
+    context: Context,
+    config: LoopConfig,
+) -> Result<Vec<AgentMessage>> {
+    check_continue(&context)?;
+    let mut new_messages = Vec::new();
+    host.emit(AgentEvent::AgentStart).await?;
+    host.emit(AgentEvent::TurnStart).await?;
+    let stream_fn = resolve_stream_fn(host)?;
+    run_loop(host, stream_fn, context, &mut new_messages, config).await?;
+    Ok(new_messages)
+}
+
+async fn poll_steering(host: &Host<'_>) -> Result<Vec<AgentMessage>> {
+    Ok(match host.hooks.get_steering_messages() {
+        Some(f) => f.await?,
+        None => Vec::new(),
+    })
+}
+
+async fn poll_follow_ups(host: &Host<'_>) -> Result<Vec<AgentMessage>> {
+    Ok(match host.hooks.get_follow_up_messages() {
+        Some(f) => f.await?,
+        None => Vec::new(),
+    })
+}
+
+/// L-47: `undefined` keeps, `"off"` clears, anything else sets.
+fn apply_thinking_level(config: &mut LoopConfig, level: Option<ThinkingLevel>) {
+    match level {
+        None => {}
+        Some(ThinkingLevel::Off) => config.reasoning = None,
+        Some(l) => config.reasoning = Some(l),
+    }
+}
+
+/// The turn just completed (L-58): its assistant message and tool results.
+struct CompletedTurn {
+    message: AgentMessage,
+    tool_results: Vec<AgentMessage>,
+}
+
+/// §5 `runLoop`.
+async fn run_loop(
+    host: &Host<'_>,
+    stream_fn: &dyn StreamFn,
+    mut context: Context,
+    new_messages: &mut Vec<AgentMessage>,
+    mut config: LoopConfig,
+) -> Result<()> {
+    let mut last_turn: Option<CompletedTurn> = None;
+    let mut explicit_continuation = false;
+    // L-40.
+    let mut pending = poll_steering(host).await?;
+    loop {
+        // L-41.
+        let mut has_more_tool_calls = true;
+        // L-42.
+        while has_more_tool_calls || !pending.is_empty() {
+            let mut prepared: Vec<AgentMessage> = Vec::new();
+            // L-43: the preamble of every turn after the first.
+            if let Some(turn) = &last_turn {
+                let ctx = TurnContext {
+                    message: &turn.message,
+                    tool_results: &turn.tool_results,
+                    context: &context,
+                    new_messages,
+                };
+                let snapshot = match host.hooks.prepare_next_turn(ctx) {
+                    Some(f) => f.await?,
+                    None => None,
+                };
+                if let Some(s) = snapshot {
+                    if let Some(c) = s.context {
+                        context = c;
+                    }
+                    prepared = s.messages.unwrap_or_default();
+                    if let Some(m) = s.model {
+                        config.model = m;
+                    }
+                    apply_thinking_level(&mut config, s.thinking_level);
+                }
+                if pending.is_empty() {
+                    pending = poll_steering(host).await?;
+                }
+                host.emit(AgentEvent::TurnStart).await?;
+            }
+            // L-44: prepared first, then queued, with any tool declaration.
+            prepared.append(&mut pending);
+            let injected = declare_tool_changes(
+                &context.messages,
+                &context.tools,
+                &prepared,
+                host.clock.now(),
+            );
+            for m in injected {
+                host.emit(AgentEvent::MessageStart { message: m.clone() })
+                    .await?;
+                host.emit(AgentEvent::MessageEnd { message: m.clone() })
+                    .await?;
+                context.messages.push(m.clone());
+                new_messages.push(m);
+            }
+            // L-45.
+            let request = RequestContext {
+                context: &context,
+                model: &config.model,
+                thinking_level: config.reasoning.unwrap_or(ThinkingLevel::Off),
+            };
+            let update = match host.hooks.prepare_request(request) {
+                Some(f) => f.await?,
+                None => None,
+            };
+            if let Some(u) = update {
+                if let Some(c) = u.context {
+                    context = c;
+                }
+                if let Some(m) = u.model {
+                    config.model = m;
+                }
+                apply_thinking_level(&mut config, u.thinking_level);
+            }
+            // L-46.
+            let message = stream_assistant_response(host, stream_fn, &mut context, &config).await?;
+            new_messages.push(message.clone());
+            // L-48: hard exit.
+            if matches!(stop_reason(&message), Some("error" | "aborted")) {
+                let ctx = TurnContext {
+                    message: &message,
+                    tool_results: &[],
+                    context: &context,
+                    new_messages,
+                };
+                if let Some(f) = host.hooks.finish_turn(ctx) {
+                    f.await?; // its decision is ignored
+                }
+                host.emit(AgentEvent::TurnEnd {
+                    message,
+                    tool_results: Vec::new(),
+                })
+                .await?;
+                host.emit(AgentEvent::AgentEnd {
+                    messages: new_messages.clone(),
+                })
+                .await?;
+                return Ok(());
+            }
+            // L-49.
+            let calls: Vec<Rc<Value>> = tool_calls(&message).into_iter().map(Rc::new).collect();
+            let mut tool_results = Vec::new();
+            has_more_tool_calls = false;
+            if !calls.is_empty() {
+                let batch = if stop_reason(&message) == Some("length") {
+                    fail_truncated(host, &calls).await?
+                } else {
+                    execute_tool_calls(host, &context, &message, &calls, config.tool_execution)
+                        .await?
+                };
+                has_more_tool_calls = !batch.terminate;
+                tool_results = batch.messages;
+                context.messages.extend(tool_results.iter().cloned());
+                new_messages.extend(tool_results.iter().cloned());
+            }
+            // L-50.
+            let ctx = TurnContext {
+                message: &message,
+                tool_results: &tool_results,
+                context: &context,
+                new_messages,
+            };
+            let decision = match host.hooks.finish_turn(ctx) {
+                Some(f) => f.await?,
+                None => None,
+            };
+            host.emit(AgentEvent::TurnEnd {
+                message: message.clone(),
+                tool_results: tool_results.clone(),
+            })
+            .await?;
+            last_turn = Some(CompletedTurn {
+                message,
+                tool_results,
+            });
+            // L-51.
+            if decision == Some(TurnDecision::End) {
+                host.emit(AgentEvent::AgentEnd {
+                    messages: new_messages.clone(),
+                })
+                .await?;
+                return Ok(());
+            }
+            explicit_continuation = decision == Some(TurnDecision::Continue);
+            pending = poll_steering(host).await?;
+            if has_more_tool_calls || !pending.is_empty() {
+                explicit_continuation = false;
+            }
+        }
+        // L-52.
+        let follow_ups = poll_follow_ups(host).await?;
+        if !follow_ups.is_empty() {
+            explicit_continuation = false;
+            pending = follow_ups;
+            continue;
+        }
+        // L-53.
+        if explicit_continuation {
+            explicit_continuation = false;
+            continue;
+        }
+        // L-54.
+        break;
+    }
+    host.emit(AgentEvent::AgentEnd {
+        messages: new_messages.clone(),
+    })
+    .await?;
+    Ok(())
+}

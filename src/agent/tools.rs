@@ -1,0 +1,580 @@
+//! Tool execution (spec §9): lookup → `prepareArguments` → validation → `beforeToolCall`
+//! → `execute` (with `onUpdate`) → `afterToolCall`, sequential or parallel, and the
+//! tool-result messages. Also `runToolCall` (L-38), which runs the same steps without events.
+//!
+//! Every tool call reached gets exactly one result: failures of the tool or its hooks are
+//! error results (L-101, L-104, L-110). Only a throwing event sink or update sink rejects
+//! (L-82, L-106). Depends on `io`, `message`, `validate`.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+
+use futures::future::{try_join_all, LocalBoxFuture};
+use futures::FutureExt;
+use serde_json::Value;
+
+use super::validate::{validate_tool_call, Patterns};
+use crate::error::Result;
+use crate::event::AgentEvent;
+use crate::io::{
+    AbortSignal, AfterToolCallContext, Clock, Context, ExecutionMode, Hooks, Host, HostFuture,
+    HostResult, Tool, ToolCallContext, ToolExecution,
+};
+use crate::message::{error_tool_result, num, present, str_field, AgentMessage, Object};
+
+/// What tool code runs against: the parts of a [`Host`] that `runToolCall` also has.
+pub struct ToolEnv<'a> {
+    pub clock: &'a dyn Clock,
+    pub patterns: &'a dyn Patterns,
+    pub signal: Option<&'a dyn AbortSignal>,
+    pub hooks: &'a dyn Hooks,
+}
+
+impl ToolEnv<'_> {
+    fn aborted(&self) -> bool {
+        self.signal.is_some_and(|s| s.aborted())
+    }
+}
+
+impl<'a> Host<'a> {
+    pub fn tool_env(&self) -> ToolEnv<'a> {
+        ToolEnv {
+            clock: self.clock,
+            patterns: self.patterns,
+            signal: self.signal,
+            hooks: self.hooks,
+        }
+    }
+}
+
+/// A tool call after finalization (`AgentToolCallOutcome`, L-38).
+#[derive(Clone, Debug)]
+pub struct ToolCallOutcome {
+    pub tool_call: Rc<Value>,
+    pub result: Rc<Value>,
+    pub is_error: bool,
+    /// Only when `execute` ran (L-102, L-117).
+    pub duration_ms: Option<f64>,
+}
+
+enum Preparation {
+    Immediate { result: Value },
+    Prepared { tool: Rc<dyn Tool>, args: Value },
+}
+
+pub const ABORTED: &str = "Operation aborted";
+
+/// Error text of a call refused because its message hit the token limit (L-94), verbatim.
+pub fn truncated_call_text(name: &str) -> String {
+    format!(
+        "Tool call \"{name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
+    )
+}
+
+/// §9.2 preflight. Never fails: every problem is an immediate error result.
+async fn prepare(
+    env: &ToolEnv<'_>,
+    context: &Context,
+    tools: &[Rc<dyn Tool>],
+    assistant: &AgentMessage,
+    call: &Value,
+) -> Preparation {
+    // L-95: abort first, no lookup, no hooks.
+    if env.aborted() {
+        return Preparation::Immediate {
+            result: error_tool_result(ABORTED),
+        };
+    }
+    // L-96: first match.
+    let name = str_field(call, "name");
+    let Some(tool) = tools.iter().find(|t| t.name() == name).cloned() else {
+        return Preparation::Immediate {
+            result: error_tool_result(&format!("Tool {name} not found")),
+        };
+    };
+    // L-97, L-98.
+    let args = match prepare_and_validate(tool.as_ref(), call, env.patterns) {
+        Ok(args) => args,
+        Err(message) => {
+            return Preparation::Immediate {
+                result: error_tool_result(&message),
+            }
+        }
+    };
+    // L-99.
+    let ctx = ToolCallContext {
+        assistant_message: assistant,
+        tool_call: call,
+        args: &args,
+        context,
+    };
+    if let Some(hook) = env.hooks.before_tool_call(ctx) {
+        let decision = hook.await;
+        if env.aborted() {
+            return Preparation::Immediate {
+                result: error_tool_result(ABORTED),
+            };
+        }
+        match decision {
+            // L-101.
+            Err(thrown) => {
+                return Preparation::Immediate {
+                    result: error_tool_result(&thrown.message),
+                }
+            }
+            Ok(Some(d)) if d.block => {
+                let reason = d.reason.filter(|r| !r.is_empty());
+                let mut result =
+                    error_tool_result(reason.as_deref().unwrap_or("Tool execution was blocked"));
+                if d.terminate {
+                    if let Value::Object(o) = &mut result {
+                        o.insert("terminate".into(), true.into());
+                    }
+                }
+                return Preparation::Immediate { result };
+            }
+            Ok(_) => {}
+        }
+    }
+    Preparation::Prepared { tool, args }
+}
+
+/// L-97/L-98: `prepareArguments` on the raw arguments, then validation of the prepared call.
+fn prepare_and_validate(
+    tool: &dyn Tool,
+    call: &Value,
+    patterns: &dyn Patterns,
+) -> std::result::Result<Value, String> {
+    let prepared;
+    let call = match tool.prepare_arguments(call.get("arguments").unwrap_or(&Value::Null)) {
+        None => call,
+        Some(Err(thrown)) => return Err(thrown.message),
+        Some(Ok(args)) => {
+            let mut copy = call.as_object().cloned().unwrap_or_default();
+            copy.insert("arguments".into(), args);
+            prepared = Value::Object(copy);
+            &prepared
+        }
+    };
+    validate_tool_call(tool.parameters(), call, patterns)
+}
+
+struct Executed {
+    result: Value,
+    is_error: bool,
+    duration_ms: f64,
+}
+
+/// Shared between a running tool's `onUpdate` and the future that emits the updates.
+#[derive(Default)]
+struct Updates {
+    accepting: bool,
+    queue: VecDeque<Value>,
+    waker: Option<Waker>,
+}
+
+/// L-103..L-106: runs `execute`, emitting each `onUpdate` through `emit_update` in call
+/// order while it runs; updates after it settles are ignored. A rejected update emit
+/// rejects the call (L-106, kept as in 1.6.0: L-168).
+async fn execute<'t, 'e>(
+    env: &ToolEnv<'_>,
+    tool: &'t dyn Tool,
+    tool_call_id: &'t str,
+    args: Value,
+    emit_update: &'t (dyn Fn(Value) -> HostFuture<'e, ()> + 't),
+) -> HostResult<Executed> {
+    let updates = Rc::new(RefCell::new(Updates {
+        accepting: true,
+        ..Updates::default()
+    }));
+    let sink = updates.clone();
+    let on_update = Rc::new(move |partial: Value| {
+        let mut u = sink.borrow_mut();
+        if u.accepting {
+            u.queue.push_back(partial);
+            if let Some(w) = u.waker.take() {
+                w.wake();
+            }
+        }
+    });
+    let started = env.clock.monotonic();
+    let mut running = tool.execute(tool_call_id, args, on_update);
+    let mut settled: Option<(HostResult<Value>, f64)> = None;
+    let mut emitting: Option<HostFuture<'e, ()>> = None;
+    let mut update_error = None;
+    futures::future::poll_fn(|cx| {
+        if settled.is_none() {
+            if let Poll::Ready(r) = running.poll_unpin(cx) {
+                settled = Some((r, (env.clock.monotonic() - started).round().max(0.0)));
+                updates.borrow_mut().accepting = false;
+            }
+        }
+        loop {
+            if let Some(f) = emitting.as_mut() {
+                match f.poll_unpin(cx) {
+                    Poll::Pending => break,
+                    Poll::Ready(r) => {
+                        emitting = None;
+                        if let Err(e) = r {
+                            update_error.get_or_insert(e);
+                        }
+                    }
+                }
+            }
+            let next = {
+                let mut u = updates.borrow_mut();
+                let next = u.queue.pop_front();
+                if next.is_none() {
+                    u.waker = Some(cx.waker().clone());
+                }
+                next
+            };
+            match next {
+                Some(partial) => emitting = Some(emit_update(partial)),
+                None => break,
+            }
+        }
+        if settled.is_some() && emitting.is_none() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    if let Some(e) = update_error {
+        return Err(e);
+    }
+    let Some((outcome, duration_ms)) = settled else {
+        return Err(crate::error::Thrown::new("tool execution did not settle"));
+    };
+    Ok(match outcome {
+        Ok(result) => {
+            let is_error = result.get("isError") == Some(&Value::Bool(true));
+            Executed {
+                result,
+                is_error,
+                duration_ms,
+            }
+        }
+        // L-104.
+        Err(thrown) => Executed {
+            result: error_tool_result(&thrown.message),
+            is_error: true,
+            duration_ms,
+        },
+    })
+}
+
+/// §9.4: `afterToolCall` and its field-by-field merge.
+async fn finalize(
+    env: &ToolEnv<'_>,
+    context: &Context,
+    assistant: &AgentMessage,
+    call: &Rc<Value>,
+    args: &Value,
+    executed: Executed,
+) -> ToolCallOutcome {
+    let Executed {
+        mut result,
+        mut is_error,
+        duration_ms,
+    } = executed;
+    let ctx = AfterToolCallContext {
+        assistant_message: assistant,
+        tool_call: call,
+        args,
+        result: &result,
+        is_error,
+        context,
+    };
+    let after = match env.hooks.after_tool_call(ctx) {
+        Some(hook) => Some(hook.await),
+        None => None,
+    };
+    if let Some(after) = after {
+        match after {
+            // L-110.
+            Err(thrown) => {
+                result = error_tool_result(&thrown.message);
+                is_error = true;
+            }
+            // L-111.
+            Ok(None) => {}
+            // L-108, L-109.
+            Ok(Some(a)) => {
+                let mut o = result.as_object().cloned().unwrap_or_default();
+                let structured = match (&a.structured_content, &a.content) {
+                    (Some(s), _) => Some(s.clone()),
+                    (None, Some(_)) => None,
+                    (None, None) => present(o.get("structuredContent")).cloned(),
+                };
+                merge_field(&mut o, "content", a.content);
+                merge_field(&mut o, "details", a.details);
+                merge_field(&mut o, "usage", a.usage);
+                merge_field(&mut o, "terminate", a.terminate);
+                match structured {
+                    Some(s) => {
+                        o.insert("structuredContent".into(), s);
+                    }
+                    None => {
+                        o.shift_remove("structuredContent");
+                    }
+                }
+                if let Some(e) = a.is_error {
+                    is_error = e;
+                }
+                result = Value::Object(o);
+            }
+        }
+    }
+    ToolCallOutcome {
+        tool_call: call.clone(),
+        result: Rc::new(result),
+        is_error,
+        duration_ms: Some(duration_ms),
+    }
+}
+
+/// `result = { ...result, key: override ?? result.key }`: an override replaces the value in
+/// its place (or appends the key); without one the executed value stays.
+fn merge_field(o: &mut Object, key: &str, over: Option<Value>) {
+    if let Some(v) = over {
+        o.insert(key.into(), v);
+    }
+}
+
+fn immediate(call: &Rc<Value>, result: Value) -> ToolCallOutcome {
+    ToolCallOutcome {
+        tool_call: call.clone(),
+        result: Rc::new(result),
+        is_error: true,
+        duration_ms: None,
+    }
+}
+
+/// L-38 `runToolCall`: the full pipeline without events or messages. `on_update` receives
+/// each partial result; a rejecting `on_update` rejects the call (L-106, as in 1.6.0).
+pub async fn run_tool_call<'e>(
+    env: &ToolEnv<'_>,
+    tools: &[Rc<dyn Tool>],
+    tool_call: Rc<Value>,
+    assistant: &AgentMessage,
+    context: &Context,
+    on_update: &(dyn Fn(Value) -> HostFuture<'e, ()> + '_),
+) -> HostResult<ToolCallOutcome> {
+    match prepare(env, context, tools, assistant, &tool_call).await {
+        Preparation::Immediate { result } => Ok(immediate(&tool_call, result)),
+        Preparation::Prepared { tool, args } => {
+            let id = str_field(&tool_call, "id").to_string();
+            let executed = execute(env, tool.as_ref(), &id, args.clone(), on_update).await?;
+            Ok(finalize(env, context, assistant, &tool_call, &args, executed).await)
+        }
+    }
+}
+
+/// L-120: the tool-result message, keys in pi's order.
+pub fn tool_result_message(outcome: &ToolCallOutcome, now: f64) -> AgentMessage {
+    let mut o = Object::new();
+    o.insert("role".into(), "toolResult".into());
+    o.insert(
+        "toolCallId".into(),
+        str_field(&outcome.tool_call, "id").into(),
+    );
+    o.insert(
+        "toolName".into(),
+        str_field(&outcome.tool_call, "name").into(),
+    );
+    let content = present(outcome.result.get("content")).cloned();
+    o.insert(
+        "content".into(),
+        content.unwrap_or_else(|| Value::Array(Vec::new())),
+    );
+    for key in ["details", "usage"] {
+        if let Some(v) = outcome.result.get(key) {
+            o.insert(key.into(), v.clone());
+        }
+    }
+    o.insert("isError".into(), outcome.is_error.into());
+    if let Some(d) = outcome.duration_ms {
+        o.insert("durationMs".into(), num(d));
+    }
+    o.insert("timestamp".into(), num(now));
+    Rc::new(Value::Object(o))
+}
+
+/// The tool-result messages of a batch and whether it terminates the run (L-121).
+pub struct Batch {
+    pub messages: Vec<AgentMessage>,
+    pub terminate: bool,
+}
+
+fn terminates(outcomes: &[ToolCallOutcome]) -> bool {
+    !outcomes.is_empty()
+        && outcomes
+            .iter()
+            .all(|o| o.result.get("terminate") == Some(&Value::Bool(true)))
+}
+
+fn start_event(call: &Value) -> AgentEvent {
+    AgentEvent::ToolExecutionStart {
+        tool_call_id: str_field(call, "id").into(),
+        tool_name: str_field(call, "name").into(),
+        args: Rc::new(call.get("arguments").cloned().unwrap_or(Value::Null)),
+    }
+}
+
+async fn emit_end(host: &Host<'_>, o: &ToolCallOutcome) -> HostResult<()> {
+    host.emit(AgentEvent::ToolExecutionEnd {
+        tool_call_id: str_field(&o.tool_call, "id").into(),
+        tool_name: str_field(&o.tool_call, "name").into(),
+        result: o.result.clone(),
+        is_error: o.is_error,
+        duration_ms: o.duration_ms,
+    })
+    .await
+}
+
+async fn emit_message(host: &Host<'_>, message: &AgentMessage) -> HostResult<()> {
+    host.emit(AgentEvent::MessageStart {
+        message: message.clone(),
+    })
+    .await?;
+    host.emit(AgentEvent::MessageEnd {
+        message: message.clone(),
+    })
+    .await
+}
+
+/// L-94: every call of a length-truncated message fails without running.
+pub async fn fail_truncated(host: &Host<'_>, calls: &[Rc<Value>]) -> Result<Batch> {
+    let mut messages = Vec::new();
+    for call in calls {
+        host.emit(start_event(call)).await?;
+        let outcome = immediate(
+            call,
+            error_tool_result(&truncated_call_text(str_field(call, "name"))),
+        );
+        emit_end(host, &outcome).await?;
+        let m = tool_result_message(&outcome, host.clock.now());
+        emit_message(host, &m).await?;
+        messages.push(m);
+    }
+    Ok(Batch {
+        messages,
+        terminate: false,
+    })
+}
+
+/// The emit of `tool_execution_update` for one call (L-105).
+fn update_emitter<'a>(
+    host: &'a Host<'a>,
+    call: &'a Value,
+) -> impl Fn(Value) -> HostFuture<'a, ()> + 'a {
+    move |partial| {
+        let event = AgentEvent::ToolExecutionUpdate {
+            tool_call_id: str_field(call, "id").into(),
+            tool_name: str_field(call, "name").into(),
+            args: Rc::new(call.get("arguments").cloned().unwrap_or(Value::Null)),
+            partial_result: Rc::new(partial),
+        };
+        host.sink.emit(event)
+    }
+}
+
+/// §9.1: runs a batch in the mode L-90 selects.
+pub async fn execute_tool_calls<'a>(
+    host: &'a Host<'a>,
+    context: &'a Context,
+    assistant: &'a AgentMessage,
+    calls: &'a [Rc<Value>],
+    mode: ToolExecution,
+) -> Result<Batch> {
+    let env = host.tool_env();
+    let sequential = mode == ToolExecution::Sequential
+        || calls.iter().any(|c| {
+            context
+                .find_tool(str_field(c, "name"))
+                .is_some_and(|t| t.execution_mode() == ExecutionMode::Sequential)
+        });
+    if sequential {
+        // L-91.
+        let mut outcomes = Vec::new();
+        let mut messages = Vec::new();
+        for call in calls {
+            host.emit(start_event(call)).await?;
+            let outcome = match prepare(&env, context, &context.tools, assistant, call).await {
+                Preparation::Immediate { result } => immediate(call, result),
+                Preparation::Prepared { tool, args } => {
+                    let emit = update_emitter(host, call);
+                    let id = str_field(call, "id");
+                    let executed = execute(&env, tool.as_ref(), id, args.clone(), &emit).await?;
+                    finalize(&env, context, assistant, call, &args, executed).await
+                }
+            };
+            emit_end(host, &outcome).await?;
+            let m = tool_result_message(&outcome, host.clock.now());
+            emit_message(host, &m).await?;
+            messages.push(m);
+            outcomes.push(outcome);
+        }
+        return Ok(Batch {
+            terminate: terminates(&outcomes),
+            messages,
+        });
+    }
+    // L-92 phase 1: preflight strictly in call order; no execute starts before all are done.
+    let mut slots: Vec<LocalBoxFuture<'a, HostResult<ToolCallOutcome>>> = Vec::new();
+    for call in calls {
+        host.emit(start_event(call)).await?;
+        match prepare(&env, context, &context.tools, assistant, call).await {
+            Preparation::Immediate { result } => {
+                let outcome = immediate(call, result);
+                emit_end(host, &outcome).await?;
+                slots.push(futures::future::ready(Ok(outcome)).boxed_local());
+            }
+            Preparation::Prepared { tool, args } => {
+                let env = host.tool_env();
+                slots.push(
+                    async move {
+                        // L-126: aborted before this call started.
+                        if env.aborted() {
+                            let outcome = immediate(call, error_tool_result(ABORTED));
+                            emit_end(host, &outcome).await?;
+                            return Ok(outcome);
+                        }
+                        let emit = update_emitter(host, call);
+                        let executed = execute(
+                            &env,
+                            tool.as_ref(),
+                            str_field(call, "id"),
+                            args.clone(),
+                            &emit,
+                        )
+                        .await?;
+                        let outcome =
+                            finalize(&env, context, assistant, call, &args, executed).await;
+                        emit_end(host, &outcome).await?;
+                        Ok(outcome)
+                    }
+                    .boxed_local(),
+                );
+            }
+        }
+    }
+    // Phase 2: all together; each emits its own end on completion. The first rejection (a
+    // throwing sink) rejects the batch, as `Promise.all` does.
+    let outcomes = try_join_all(slots).await?;
+    // Phase 3: messages in call order.
+    let mut messages = Vec::new();
+    for outcome in &outcomes {
+        let m = tool_result_message(outcome, host.clock.now());
+        emit_message(host, &m).await?;
+        messages.push(m);
+    }
+    Ok(Batch {
+        terminate: terminates(&outcomes),
+        messages,
+    })
+}

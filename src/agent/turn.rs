@@ -1,0 +1,191 @@
+//! One provider request (spec §8, `streamAssistantResponse`): transformContext →
+//! convertToLlm → getApiKey → stream function, then the response's events become
+//! `message_start`/`message_update`/`message_end`.
+//!
+//! Improvements over pi, each tested:
+//! - a stream that ends with neither a terminal event nor a result ends the turn as an
+//!   error message instead of waiting forever (L-15, L-85, L-170);
+//! - the provider's final message is not mutated: `thinkingLevel` is set on our copy when
+//!   the provider still holds the object (L-173);
+//! - the partial is never left in the transcript (L-89): the final message replaces it.
+
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::event::{AgentEvent, AssistantMessageEvent};
+use crate::io::{Context, Host, LlmContext, LoopConfig, StreamFn, StreamOptions};
+use crate::message::{num, zero_usage, AgentMessage, Object};
+
+/// pi's attribution (L-37).
+fn default_identity() -> Value {
+    serde_json::json!({
+        "attribution": { "name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"] }
+    })
+}
+
+/// L-78 `mergeClientIdentity(DEFAULT_AGENT_IDENTITY, config.identity)`: field by field;
+/// absent fields are skipped, `null` is a real value.
+pub fn merge_identity(identity: Option<&Value>) -> Value {
+    let mut merged = default_identity();
+    if let (Some(Value::Object(src)), Value::Object(dst)) = (identity, &mut merged) {
+        for key in ["userAgent", "attribution", "version"] {
+            if let Some(v) = src.get(key) {
+                dst.insert(key.into(), v.clone());
+            }
+        }
+    }
+    merged
+}
+
+/// The error message used when a stream ends with neither a terminal event nor a result.
+pub const STREAM_ENDED_WITHOUT_RESULT: &str =
+    "The stream function's stream ended without a done or error event and without a result";
+
+/// Requests one assistant response and appends it to `context.messages`. Returns the final
+/// message. Errors are thrown host values (hooks, stream function, sink): they reject the run.
+pub async fn stream_assistant_response(
+    host: &Host<'_>,
+    stream_fn: &dyn StreamFn,
+    context: &mut Context,
+    config: &LoopConfig,
+) -> Result<AgentMessage> {
+    // L-74: the transform's result is used for this request only.
+    let transformed;
+    let messages: &[AgentMessage] = match host.hooks.transform_context(&context.messages) {
+        Some(f) => {
+            transformed = f.await?;
+            &transformed
+        }
+        None => &context.messages,
+    };
+    // L-75, L-76.
+    let llm_messages = host.hooks.convert_to_llm(messages).await?;
+    // L-77: a falsy result falls back to the static key.
+    let provider = config
+        .model
+        .get("provider")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let from_hook = match host.hooks.get_api_key(provider) {
+        Some(f) => f.await?,
+        None => None,
+    };
+    let api_key = from_hook
+        .filter(|k| !k.is_empty())
+        .or_else(|| config.api_key.clone());
+    let options = StreamOptions {
+        api_key,
+        reasoning: config.reasoning,
+        identity: merge_identity(config.identity.as_ref()),
+    };
+    // L-79.
+    let mut stream = stream_fn
+        .stream(
+            &config.model,
+            LlmContext {
+                messages: llm_messages,
+            },
+            options,
+        )
+        .await?;
+
+    // L-83.
+    let mut last_partial: Option<AgentMessage> = None;
+    while let Some(event) = stream.next().await? {
+        match &event {
+            AssistantMessageEvent::Start { partial } => {
+                let snapshot: AgentMessage = Rc::new(partial.borrow().clone());
+                last_partial = Some(snapshot.clone());
+                host.emit(AgentEvent::MessageStart { message: snapshot })
+                    .await?;
+            }
+            AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. } => break,
+            // Updates before any `start` are dropped (L-83, verified).
+            _ if last_partial.is_none() => {}
+            _ => {
+                host.emit(AgentEvent::MessageUpdate {
+                    event: Rc::new(event),
+                })
+                .await?;
+            }
+        }
+    }
+    // L-84/L-85: the stream's own result, not the terminal event's message.
+    let final_message = match stream.result().await? {
+        Some(m) if m.is_object() => m,
+        Some(_) => synthesize_error(
+            host,
+            config,
+            last_partial.as_ref(),
+            "The stream function's result is not a message object",
+        ),
+        None => synthesize_error(
+            host,
+            config,
+            last_partial.as_ref(),
+            STREAM_ENDED_WITHOUT_RESULT,
+        ),
+    };
+    // L-87: record the requested level. `make_mut` copies when the provider still holds the
+    // object, so its message is never changed under it.
+    let mut final_message = final_message;
+    if let Value::Object(o) = Rc::make_mut(&mut final_message) {
+        let level = config.reasoning.map_or("off", |l| l.as_str());
+        o.insert("thinkingLevel".into(), level.into());
+    }
+    context.messages.push(final_message.clone());
+    if last_partial.is_none() {
+        // L-86: no `start` → one `message_start` with a copy of the final message.
+        let copy = Rc::new((*final_message).clone());
+        host.emit(AgentEvent::MessageStart { message: copy })
+            .await?;
+    }
+    host.emit(AgentEvent::MessageEnd {
+        message: final_message.clone(),
+    })
+    .await?;
+    Ok(final_message)
+}
+
+/// The error message for a stream that gave no usable result: the streamed partial (so no
+/// streamed content is lost) or an empty assistant message, with `stopReason: "error"`, or
+/// `"aborted"` when the run's signal is aborted.
+fn synthesize_error(
+    host: &Host<'_>,
+    config: &LoopConfig,
+    partial: Option<&AgentMessage>,
+    why: &str,
+) -> AgentMessage {
+    let mut o = match partial.map(|p| (**p).clone()) {
+        Some(Value::Object(o)) => o,
+        _ => {
+            let mut o = Object::new();
+            o.insert("role".into(), "assistant".into());
+            o.insert("content".into(), Value::Array(Vec::new()));
+            for key in ["api", "provider"] {
+                o.insert(
+                    key.into(),
+                    config.model.get(key).cloned().unwrap_or_else(|| "".into()),
+                );
+            }
+            o.insert(
+                "model".into(),
+                config.model.get("id").cloned().unwrap_or_else(|| "".into()),
+            );
+            o.insert("usage".into(), zero_usage());
+            o.insert("timestamp".into(), num(host.clock.now()));
+            o
+        }
+    };
+    let reason = if host.aborted() { "aborted" } else { "error" };
+    o.insert("stopReason".into(), reason.into());
+    o.insert("errorMessage".into(), why.into());
+    Rc::new(Value::Object(o))
+}
+
+/// Resolves the stream function, after the prompt events (L-34 step 4).
+pub fn resolve_stream_fn<'a>(host: &Host<'a>) -> Result<&'a dyn StreamFn> {
+    host.stream_fn.ok_or(Error::NoDefaultStreamFn)
+}

@@ -1,0 +1,332 @@
+//! The two event vocabularies JS sees: [`AssistantMessageEvent`] (one provider response,
+//! spec §2.1) and [`AgentEvent`] (the loop, spec §6.0), with their pi JSON forms.
+//!
+//! The streaming partial is a live shared object ([`Partial`], L-19): producers append each
+//! delta in place, and every event holds the same `Rc`, so an update costs O(delta) however
+//! long the message already is. JSON forms ([`AgentEvent::to_json`]) exist for fixtures,
+//! tests and hosts that want them; the JS binding renders events without them.
+//! Depends on `message` only.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::message::{num, AgentMessage, Object, StopReason};
+
+/// The provider's running snapshot of the assistant message, shared by all its events.
+pub type Partial = Rc<RefCell<Value>>;
+
+/// L-18: one event of an assistant response stream.
+#[derive(Clone, Debug)]
+pub enum AssistantMessageEvent {
+    Start {
+        partial: Partial,
+    },
+    TextStart {
+        content_index: usize,
+        partial: Partial,
+    },
+    TextDelta {
+        content_index: usize,
+        delta: String,
+        partial: Partial,
+    },
+    TextEnd {
+        content_index: usize,
+        content: String,
+        partial: Partial,
+    },
+    ThinkingStart {
+        content_index: usize,
+        partial: Partial,
+    },
+    ThinkingDelta {
+        content_index: usize,
+        delta: String,
+        partial: Partial,
+    },
+    ThinkingEnd {
+        content_index: usize,
+        content: String,
+        partial: Partial,
+    },
+    ToolcallStart {
+        content_index: usize,
+        partial: Partial,
+    },
+    ToolcallDelta {
+        content_index: usize,
+        delta: String,
+        partial: Partial,
+    },
+    ToolcallEnd {
+        content_index: usize,
+        tool_call: Value,
+        partial: Partial,
+    },
+    Done {
+        reason: StopReason,
+        message: AgentMessage,
+    },
+    Error {
+        reason: StopReason,
+        error: AgentMessage,
+    },
+}
+
+impl AssistantMessageEvent {
+    /// The event's `type` string.
+    pub fn kind(&self) -> &'static str {
+        use AssistantMessageEvent::*;
+        match self {
+            Start { .. } => "start",
+            TextStart { .. } => "text_start",
+            TextDelta { .. } => "text_delta",
+            TextEnd { .. } => "text_end",
+            ThinkingStart { .. } => "thinking_start",
+            ThinkingDelta { .. } => "thinking_delta",
+            ThinkingEnd { .. } => "thinking_end",
+            ToolcallStart { .. } => "toolcall_start",
+            ToolcallDelta { .. } => "toolcall_delta",
+            ToolcallEnd { .. } => "toolcall_end",
+            Done { .. } => "done",
+            Error { .. } => "error",
+        }
+    }
+
+    /// The live partial of a non-terminal event.
+    pub fn partial(&self) -> Option<&Partial> {
+        use AssistantMessageEvent::*;
+        match self {
+            Start { partial }
+            | TextStart { partial, .. }
+            | TextDelta { partial, .. }
+            | TextEnd { partial, .. }
+            | ThinkingStart { partial, .. }
+            | ThinkingDelta { partial, .. }
+            | ThinkingEnd { partial, .. }
+            | ToolcallStart { partial, .. }
+            | ToolcallDelta { partial, .. }
+            | ToolcallEnd { partial, .. } => Some(partial),
+            Done { .. } | Error { .. } => None,
+        }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. }
+        )
+    }
+
+    /// pi's JSON form, with the partial as it is now (O(message): for tests and fixtures).
+    pub fn to_json(&self) -> Value {
+        use AssistantMessageEvent::*;
+        let mut o = Object::new();
+        o.insert("type".into(), self.kind().into());
+        match self {
+            Start { .. } => {}
+            TextStart { content_index, .. }
+            | ThinkingStart { content_index, .. }
+            | ToolcallStart { content_index, .. } => {
+                o.insert("contentIndex".into(), num(*content_index as f64));
+            }
+            TextDelta {
+                content_index,
+                delta,
+                ..
+            }
+            | ThinkingDelta {
+                content_index,
+                delta,
+                ..
+            }
+            | ToolcallDelta {
+                content_index,
+                delta,
+                ..
+            } => {
+                o.insert("contentIndex".into(), num(*content_index as f64));
+                o.insert("delta".into(), delta.as_str().into());
+            }
+            TextEnd {
+                content_index,
+                content,
+                ..
+            }
+            | ThinkingEnd {
+                content_index,
+                content,
+                ..
+            } => {
+                o.insert("contentIndex".into(), num(*content_index as f64));
+                o.insert("content".into(), content.as_str().into());
+            }
+            ToolcallEnd {
+                content_index,
+                tool_call,
+                ..
+            } => {
+                o.insert("contentIndex".into(), num(*content_index as f64));
+                o.insert("toolCall".into(), tool_call.clone());
+            }
+            Done { reason, message } => {
+                o.insert("reason".into(), reason.as_str().into());
+                o.insert("message".into(), (**message).clone());
+            }
+            Error { reason, error } => {
+                o.insert("reason".into(), reason.as_str().into());
+                o.insert("error".into(), (**error).clone());
+            }
+        }
+        if let Some(p) = self.partial() {
+            o.insert("partial".into(), p.borrow().clone());
+        }
+        Value::Object(o)
+    }
+}
+
+/// §6.0: the events of a run, in the shapes of pi's `AgentEvent` union.
+#[derive(Clone, Debug)]
+pub enum AgentEvent {
+    AgentStart,
+    TurnStart,
+    MessageStart {
+        message: AgentMessage,
+    },
+    /// Only for assistant messages (L-88). `message` is `{...partial}` in pi: here the
+    /// event's own live partial.
+    MessageUpdate {
+        event: Rc<AssistantMessageEvent>,
+    },
+    MessageEnd {
+        message: AgentMessage,
+    },
+    ToolExecutionStart {
+        tool_call_id: String,
+        tool_name: String,
+        args: Rc<Value>,
+    },
+    ToolExecutionUpdate {
+        tool_call_id: String,
+        tool_name: String,
+        args: Rc<Value>,
+        partial_result: Rc<Value>,
+    },
+    ToolExecutionEnd {
+        tool_call_id: String,
+        tool_name: String,
+        result: Rc<Value>,
+        is_error: bool,
+        duration_ms: Option<f64>,
+    },
+    TurnEnd {
+        message: AgentMessage,
+        tool_results: Vec<AgentMessage>,
+    },
+    AgentEnd {
+        messages: Vec<AgentMessage>,
+    },
+}
+
+/// Every `AgentEvent` type string, in catalogue order (checked against the TypeScript union).
+pub const AGENT_EVENT_TYPES: [&str; 10] = [
+    "agent_start",
+    "turn_start",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "turn_end",
+    "agent_end",
+];
+
+impl AgentEvent {
+    pub fn kind(&self) -> &'static str {
+        use AgentEvent::*;
+        let i = match self {
+            AgentStart => 0,
+            TurnStart => 1,
+            MessageStart { .. } => 2,
+            MessageUpdate { .. } => 3,
+            MessageEnd { .. } => 4,
+            ToolExecutionStart { .. } => 5,
+            ToolExecutionUpdate { .. } => 6,
+            ToolExecutionEnd { .. } => 7,
+            TurnEnd { .. } => 8,
+            AgentEnd { .. } => 9,
+        };
+        AGENT_EVENT_TYPES.get(i).copied().unwrap_or("")
+    }
+
+    /// pi's JSON form of the event (key order as pi builds them).
+    pub fn to_json(&self) -> Value {
+        use AgentEvent::*;
+        let mut o = Object::new();
+        o.insert("type".into(), self.kind().into());
+        let list = |ms: &[AgentMessage]| Value::Array(ms.iter().map(|m| (**m).clone()).collect());
+        match self {
+            AgentStart | TurnStart => {}
+            MessageStart { message } | MessageEnd { message } => {
+                o.insert("message".into(), (**message).clone());
+            }
+            MessageUpdate { event } => {
+                o.insert("assistantMessageEvent".into(), event.to_json());
+                let message = event
+                    .partial()
+                    .map(|p| p.borrow().clone())
+                    .unwrap_or(Value::Null);
+                o.insert("message".into(), message);
+            }
+            ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                o.insert("toolCallId".into(), tool_call_id.as_str().into());
+                o.insert("toolName".into(), tool_name.as_str().into());
+                o.insert("args".into(), (**args).clone());
+            }
+            ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result,
+            } => {
+                o.insert("toolCallId".into(), tool_call_id.as_str().into());
+                o.insert("toolName".into(), tool_name.as_str().into());
+                o.insert("args".into(), (**args).clone());
+                o.insert("partialResult".into(), (**partial_result).clone());
+            }
+            ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+                duration_ms,
+            } => {
+                o.insert("toolCallId".into(), tool_call_id.as_str().into());
+                o.insert("toolName".into(), tool_name.as_str().into());
+                o.insert("result".into(), (**result).clone());
+                o.insert("isError".into(), (*is_error).into());
+                if let Some(d) = duration_ms {
+                    o.insert("durationMs".into(), num(*d));
+                }
+            }
+            TurnEnd {
+                message,
+                tool_results,
+            } => {
+                o.insert("message".into(), (**message).clone());
+                o.insert("toolResults".into(), list(tool_results));
+            }
+            AgentEnd { messages } => {
+                o.insert("messages".into(), list(messages));
+            }
+        }
+        Value::Object(o)
+    }
+}

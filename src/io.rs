@@ -1,0 +1,313 @@
+//! What the core needs from its host, as small traits: the clock, the abort signal, the
+//! event sink, the stream function, tools and hooks. The JS binding implements them over JS
+//! values; native tests implement them with scripted fakes.
+//!
+//! Single-threaded by design: futures are `LocalBoxFuture`s (no `Send`), run on the JS
+//! microtask queue in wasm and under `futures::executor` natively. Every callback returns a
+//! `Result` whose error is the host's thrown value ([`Thrown`]), because host code may throw
+//! anything. Must not depend on wasm-bindgen, js-sys, threads or the system clock.
+
+use std::rc::Rc;
+
+use futures::future::LocalBoxFuture;
+use serde_json::Value;
+
+use crate::error::Thrown;
+use crate::event::{AgentEvent, AssistantMessageEvent};
+use crate::message::{AgentMessage, ThinkingLevel};
+
+pub type HostResult<T> = Result<T, Thrown>;
+pub type HostFuture<'a, T> = LocalBoxFuture<'a, HostResult<T>>;
+
+/// Time comes from the host: `SystemTime::now()` panics on wasm32 (CONVENTIONS).
+pub trait Clock {
+    /// `Date.now()`: milliseconds since the epoch, for timestamps (L-13).
+    fn now(&self) -> f64;
+    /// `performance.now()`: a monotonic millisecond clock, for durations (L-103).
+    fn monotonic(&self) -> f64;
+}
+
+/// The run's `AbortSignal`, as far as the loop reads it (§10).
+pub trait AbortSignal {
+    fn aborted(&self) -> bool;
+}
+
+/// The event sink. The loop awaits every emit: an async sink is a barrier for the loop's
+/// progress (L-140). A sink that throws rejects the run (L-82).
+pub trait EventSink {
+    fn emit(&self, event: AgentEvent) -> HostFuture<'_, ()>;
+}
+
+/// `context` as handed to the stream function: only `messages` (L-24, L-76).
+#[derive(Clone, Debug, Default)]
+pub struct LlmContext {
+    pub messages: Vec<AgentMessage>,
+}
+
+/// The per-request values the loop adds to the options it forwards (L-80). Everything else
+/// in pi's options object is the caller's config, which the host forwards untouched.
+#[derive(Clone, Debug)]
+pub struct StreamOptions {
+    /// L-77: `getApiKey` result, or the static `apiKey`.
+    pub api_key: Option<String>,
+    /// The current `config.reasoning` (absent means off).
+    pub reasoning: Option<ThinkingLevel>,
+    /// L-78: the merged client identity.
+    pub identity: Value,
+}
+
+/// A response stream (L-16). Contract (L-20): failures arrive as a final message with
+/// `stopReason` `"error"`/`"aborted"`, not as `Err`. An `Err` is a thrown value, which
+/// rejects the run as in pi (L-82).
+pub trait AssistantStream {
+    /// The next event, or `None` when the stream is finished.
+    fn next(&mut self) -> HostFuture<'_, Option<AssistantMessageEvent>>;
+    /// The stream's result (L-84). `None` means the stream was ended without a result, where
+    /// pi would wait forever (L-15); the loop turns that into an error message instead.
+    fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>>;
+}
+
+/// `(model, context, options) => AssistantMessageEventStream | Promise<…>` (L-20, L-79).
+pub trait StreamFn {
+    fn stream<'a>(
+        &'a self,
+        model: &'a Value,
+        context: LlmContext,
+        options: StreamOptions,
+    ) -> HostFuture<'a, Box<dyn AssistantStream + 'a>>;
+}
+
+/// `executionMode` of a tool (L-90).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ExecutionMode {
+    #[default]
+    Unset,
+    Sequential,
+    Parallel,
+}
+
+/// Called by a running tool for each partial result (L-105).
+pub type UpdateFn = Rc<dyn Fn(Value)>;
+
+/// An executable tool (L-11).
+pub trait Tool {
+    fn name(&self) -> &str;
+    fn execution_mode(&self) -> ExecutionMode {
+        ExecutionMode::Unset
+    }
+    /// The JSON Schema of the arguments.
+    fn parameters(&self) -> &Value;
+    /// L-26: `{ name, description, parameters (JSON-normalised), constrainedSampling? }`.
+    fn declaration(&self) -> Value;
+    /// L-97: `prepareArguments(raw)`. `None` when the tool has none or it returned the very
+    /// same object; `Some(Ok(new))` for new arguments; `Some(Err)` when it threw.
+    fn prepare_arguments(&self, _raw: &Value) -> Option<HostResult<Value>> {
+        None
+    }
+    /// L-103: `execute(toolCallId, params, signal, onUpdate)`. `Ok` is the result object as
+    /// returned (used as is); `Err` is a throw or rejection.
+    fn execute(
+        &self,
+        tool_call_id: &str,
+        args: Value,
+        on_update: UpdateFn,
+    ) -> HostFuture<'_, Value>;
+}
+
+/// The transcript and executable tools of a run (`AgentContext`).
+#[derive(Clone, Default)]
+pub struct Context {
+    pub messages: Vec<AgentMessage>,
+    pub tools: Vec<Rc<dyn Tool>>,
+}
+
+impl Context {
+    pub fn find_tool(&self, name: &str) -> Option<Rc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name).cloned()
+    }
+}
+
+/// L-58: what `finishTurn` and `prepareNextTurn` receive.
+pub struct TurnContext<'a> {
+    pub message: &'a AgentMessage,
+    pub tool_results: &'a [AgentMessage],
+    pub context: &'a Context,
+    pub new_messages: &'a [AgentMessage],
+}
+
+/// L-43: what `prepareNextTurn` may return.
+#[derive(Default)]
+pub struct NextTurn {
+    pub context: Option<Context>,
+    pub messages: Option<Vec<AgentMessage>>,
+    pub model: Option<Rc<Value>>,
+    /// `None`: keep; `Some(Off)`: clear `reasoning`; `Some(level)`: set it (L-47).
+    pub thinking_level: Option<ThinkingLevel>,
+}
+
+/// L-45: what `prepareRequest` receives.
+pub struct RequestContext<'a> {
+    pub context: &'a Context,
+    pub model: &'a Rc<Value>,
+    pub thinking_level: ThinkingLevel,
+}
+
+/// L-45: what `prepareRequest` may return.
+#[derive(Default)]
+pub struct RequestUpdate {
+    pub context: Option<Context>,
+    pub model: Option<Rc<Value>>,
+    pub thinking_level: Option<ThinkingLevel>,
+}
+
+/// L-51: `finishTurn`'s decision. Any other shape is "no decision".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnDecision {
+    Continue,
+    End,
+}
+
+/// L-99: what `beforeToolCall` receives.
+pub struct ToolCallContext<'a> {
+    pub assistant_message: &'a AgentMessage,
+    pub tool_call: &'a Value,
+    pub args: &'a Value,
+    pub context: &'a Context,
+}
+
+/// L-99: `{ block?, reason?, terminate? }`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BeforeToolCallResult {
+    pub block: bool,
+    pub reason: Option<String>,
+    pub terminate: bool,
+}
+
+/// L-107: what `afterToolCall` receives.
+pub struct AfterToolCallContext<'a> {
+    pub assistant_message: &'a AgentMessage,
+    pub tool_call: &'a Value,
+    pub args: &'a Value,
+    pub result: &'a Value,
+    pub is_error: bool,
+    pub context: &'a Context,
+}
+
+/// L-108/L-109: the override fields; `None` = `null`/`undefined` (falls back with `??`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AfterToolCallResult {
+    pub content: Option<Value>,
+    pub details: Option<Value>,
+    pub usage: Option<Value>,
+    pub terminate: Option<Value>,
+    pub is_error: Option<bool>,
+    pub structured_content: Option<Value>,
+}
+
+/// The optional hooks of `AgentLoopConfig` (L-39). A hook that is not configured returns
+/// `None` instead of a future, which is how pi's `hook?.(…)` reads. `convertToLlm` is
+/// required.
+#[allow(unused_variables)]
+pub trait Hooks {
+    /// L-75 (no signal).
+    fn convert_to_llm<'a>(
+        &'a self,
+        messages: &'a [AgentMessage],
+    ) -> HostFuture<'a, Vec<AgentMessage>>;
+    /// L-74.
+    fn transform_context<'a>(
+        &'a self,
+        messages: &'a [AgentMessage],
+    ) -> Option<HostFuture<'a, Vec<AgentMessage>>> {
+        None
+    }
+    /// L-77 (no signal). `Ok(None)` for a falsy result.
+    fn get_api_key<'a>(&'a self, provider: &'a str) -> Option<HostFuture<'a, Option<String>>> {
+        None
+    }
+    /// L-43 (no signal at loop level).
+    fn prepare_next_turn<'a>(
+        &'a self,
+        turn: TurnContext<'a>,
+    ) -> Option<HostFuture<'a, Option<NextTurn>>> {
+        None
+    }
+    /// L-45.
+    fn prepare_request<'a>(
+        &'a self,
+        request: RequestContext<'a>,
+    ) -> Option<HostFuture<'a, Option<RequestUpdate>>> {
+        None
+    }
+    /// L-50 / L-48.
+    fn finish_turn<'a>(
+        &'a self,
+        turn: TurnContext<'a>,
+    ) -> Option<HostFuture<'a, Option<TurnDecision>>> {
+        None
+    }
+    /// L-99.
+    fn before_tool_call<'a>(
+        &'a self,
+        call: ToolCallContext<'a>,
+    ) -> Option<HostFuture<'a, Option<BeforeToolCallResult>>> {
+        None
+    }
+    /// L-107.
+    fn after_tool_call<'a>(
+        &'a self,
+        call: AfterToolCallContext<'a>,
+    ) -> Option<HostFuture<'a, Option<AfterToolCallResult>>> {
+        None
+    }
+    /// L-40/L-43/L-51 poll points.
+    fn get_steering_messages(&self) -> Option<HostFuture<'_, Vec<AgentMessage>>> {
+        None
+    }
+    /// L-52.
+    fn get_follow_up_messages(&self) -> Option<HostFuture<'_, Vec<AgentMessage>>> {
+        None
+    }
+}
+
+/// `toolExecution` (L-90).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ToolExecution {
+    Sequential,
+    #[default]
+    Parallel,
+}
+
+/// The loop's own reading of `AgentLoopConfig` (L-39); hooks live in [`Hooks`].
+#[derive(Clone, Debug)]
+pub struct LoopConfig {
+    pub model: Rc<Value>,
+    pub reasoning: Option<ThinkingLevel>,
+    pub api_key: Option<String>,
+    /// `config.identity`, merged over pi's default per L-78.
+    pub identity: Option<Value>,
+    pub tool_execution: ToolExecution,
+}
+
+/// Everything a run talks to.
+pub struct Host<'a> {
+    pub clock: &'a dyn Clock,
+    /// The regular-expression engine for `pattern` in tool schemas.
+    pub patterns: &'a dyn crate::agent::validate::Patterns,
+    pub signal: Option<&'a dyn AbortSignal>,
+    pub sink: &'a dyn EventSink,
+    pub hooks: &'a dyn Hooks,
+    /// `None`: no stream function was given and no default is set. pi resolves this only
+    /// after the prompt events (L-34 step 4), and so does the loop.
+    pub stream_fn: Option<&'a dyn StreamFn>,
+}
+
+impl Host<'_> {
+    pub fn aborted(&self) -> bool {
+        self.signal.is_some_and(|s| s.aborted())
+    }
+
+    pub async fn emit(&self, event: AgentEvent) -> HostResult<()> {
+        self.sink.emit(event).await
+    }
+}

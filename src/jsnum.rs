@@ -1,0 +1,209 @@
+//! JS number semantics the core must reproduce without a JS engine: `String(n)` (ECMAScript
+//! Number::toString) and `Number(s)` (StringToNumber). Validation messages and argument
+//! coercion print and parse numbers exactly as pi does in JS.
+//!
+//! The shortest round-trip digits come from serde_json's float printer (already linked),
+//! then are laid out by the ECMAScript rules; no other float formatter is pulled in.
+
+/// `String(n)` for an `f64`.
+pub fn to_js_string(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".into();
+    }
+    if n == 0.0 {
+        return "0".into(); // also -0
+    }
+    if n.is_infinite() {
+        return if n > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    let (digits, exp) = shortest_digits(n.abs());
+    let sign = if n < 0.0 { "-" } else { "" };
+    // n = 0.digits × 10^exp, i.e. the decimal point sits after `exp` digits (ECMAScript's n).
+    let k = digits.len() as i64;
+    let e = exp;
+    let body = if k <= e && e <= 21 {
+        let mut s = digits.clone();
+        s.extend(std::iter::repeat_n('0', (e - k) as usize));
+        s
+    } else if 0 < e && e <= 21 {
+        let (a, b) = digits.split_at(e as usize);
+        format!("{a}.{b}")
+    } else if -6 < e && e <= 0 {
+        format!("0.{}{}", "0".repeat((-e) as usize), digits)
+    } else {
+        let exp_sign = if e - 1 < 0 { '-' } else { '+' };
+        let mut chars = digits.chars();
+        let first = chars.next().unwrap_or('0');
+        let rest: String = chars.collect();
+        if rest.is_empty() {
+            format!("{first}e{exp_sign}{}", (e - 1).abs())
+        } else {
+            format!("{first}.{rest}e{exp_sign}{}", (e - 1).abs())
+        }
+    };
+    format!("{sign}{body}")
+}
+
+/// The shortest decimal digits of a positive finite `x` and the position of the decimal
+/// point: `x = 0.d1d2… × 10^exp`.
+fn shortest_digits(x: f64) -> (String, i64) {
+    let printed = serde_json::Number::from_f64(x)
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    let (mantissa, exp_part) = match printed.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
+        None => (printed.as_str(), 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits: String = int_part.chars().chain(frac_part.chars()).collect();
+    let mut point = int_part.len() as i64 + exp_part;
+    // Strip leading zeros (0.00123) and trailing zeros (1.0, 100).
+    while digits.starts_with('0') && digits.len() > 1 {
+        digits.remove(0);
+        point -= 1;
+    }
+    while digits.ends_with('0') && digits.len() > 1 {
+        digits.pop();
+    }
+    (digits, point)
+}
+
+fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}' | '\u{A}' | '\u{B}' | '\u{C}' | '\u{D}' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
+    )
+}
+
+/// `Number(s)` (ECMAScript StringToNumber): whitespace trimmed, `""` is 0, `0x`/`0o`/`0b`
+/// literals, `Infinity`, decimal literals; anything else is NaN.
+pub fn from_js_string(s: &str) -> f64 {
+    let t = s.trim_matches(is_js_whitespace);
+    if t.is_empty() {
+        return 0.0;
+    }
+    for (prefix, radix) in [
+        ("0x", 16),
+        ("0X", 16),
+        ("0o", 8),
+        ("0O", 8),
+        ("0b", 2),
+        ("0B", 2),
+    ] {
+        if let Some(rest) = t.strip_prefix(prefix) {
+            if rest.is_empty() || !rest.chars().all(|c| c.is_digit(radix)) {
+                return f64::NAN;
+            }
+            return rest.chars().fold(0.0, |acc, c| {
+                acc * f64::from(radix) + f64::from(c.to_digit(radix).unwrap_or(0))
+            });
+        }
+    }
+    let (sign, unsigned) = match t.as_bytes().first() {
+        Some(b'-') => (-1.0, t.get(1..).unwrap_or("")),
+        Some(b'+') => (1.0, t.get(1..).unwrap_or("")),
+        _ => (1.0, t),
+    };
+    if unsigned == "Infinity" {
+        return sign * f64::INFINITY;
+    }
+    if !is_decimal_literal(unsigned) {
+        return f64::NAN;
+    }
+    unsigned
+        .parse::<f64>()
+        .map(|v| sign * v)
+        .unwrap_or(f64::NAN)
+}
+
+/// StrUnsignedDecimalLiteral: digits [. digits] [e±digits] | . digits [e±digits].
+fn is_decimal_literal(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    let int_digits = digits(&mut i);
+    let mut frac_digits = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        frac_digits = digits(&mut i);
+    }
+    if int_digits + frac_digits == 0 {
+        return false;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn to_string_matches_ecmascript() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.0, "1"),
+            (-42.0, "-42"),
+            (0.1, "0.1"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1.5e-7, "1.5e-7"),
+            (1e-7, "1e-7"),
+            (0.000001, "0.000001"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (1e21, "1e+21"),
+            (1.25e22, "1.25e+22"),
+            (3.7, "3.7"),
+            (100.0, "100"),
+            (9007199254740993.0, "9007199254740992"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (5e-324, "5e-324"),
+        ];
+        for (n, want) in cases {
+            assert_eq!(to_js_string(*n), *want, "{n:e}");
+        }
+    }
+
+    #[test]
+    fn from_string_matches_ecmascript() {
+        assert_eq!(from_js_string(""), 0.0);
+        assert_eq!(from_js_string("  42 \n"), 42.0);
+        assert_eq!(from_js_string("3.7"), 3.7);
+        assert_eq!(from_js_string(".5"), 0.5);
+        assert_eq!(from_js_string("5."), 5.0);
+        assert_eq!(from_js_string("-1e3"), -1000.0);
+        assert_eq!(from_js_string("0x1F"), 31.0);
+        assert_eq!(from_js_string("0b101"), 5.0);
+        assert_eq!(from_js_string("-Infinity"), f64::NEG_INFINITY);
+        for bad in [
+            "abc", "1_000", "inf", "NaN", "0x", "-0x1", "1e", "e5", ".", "12px", "true",
+        ] {
+            assert!(from_js_string(bad).is_nan(), "{bad}");
+        }
+    }
+}
