@@ -1,4 +1,5 @@
 //! Entry points, the two-level loop and event orders (spec §4, §5, §6, §8), natively.
+#![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 mod common;
 
