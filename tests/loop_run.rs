@@ -1,6 +1,11 @@
 //! Entry points, the two-level loop and event orders (spec §4, §5, §6, §8), natively.
 #![cfg(not(target_arch = "wasm32"))]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 mod common;
 
 use std::rc::Rc;

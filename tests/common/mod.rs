@@ -3,7 +3,12 @@
 //! hooks are real implementations of the core's traits; only the model is scripted.
 #![allow(dead_code, clippy::type_complexity)]
 // Test code: a failed unwrap or index is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -636,7 +641,7 @@ impl Hooks for TestHooks {
 
 pub struct World {
     pub clock: TestClock,
-    pub signal: TestSignal,
+    pub signal: Rc<TestSignal>,
     pub sink: Sink,
     pub hooks: TestHooks,
     pub model: Model,
@@ -650,7 +655,7 @@ impl Default for World {
         let log = Rc::new(RefCell::new(Vec::new()));
         World {
             clock: TestClock::default(),
-            signal: TestSignal::default(),
+            signal: Rc::new(TestSignal::default()),
             sink: Sink {
                 log: log.clone(),
                 ..Sink::default()
@@ -689,7 +694,7 @@ impl World {
         Host {
             clock: &self.clock,
             patterns: &self.patterns,
-            signal: Some(&self.signal),
+            signal: Some(&*self.signal),
             sink: &self.sink,
             hooks: &self.hooks,
             stream_fn: if self.no_stream_fn {
