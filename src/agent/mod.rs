@@ -3,10 +3,12 @@
 //! validation (`validate`) and the observational event stream (`stream`).
 
 pub mod run;
+pub mod stream;
 pub mod tools;
 pub mod transcript;
 pub mod turn;
 pub mod validate;
 
 pub use run::{check_continue, run_agent_loop, run_agent_loop_continue};
+pub use stream::AgentEventStream;
 pub use tools::{run_tool_call, ToolCallOutcome, ToolEnv};

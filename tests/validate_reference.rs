@@ -1,0 +1,89 @@
+//! Tool-argument validation (L-112…L-115) against fixtures produced by the reference
+//! pi-ai/pi-schema 1.6.0 (tests/fixtures/reference/generate.mjs): the coerced value or the
+//! exact error text, case by case.
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use pi_agent_wasm::agent::validate::pattern::NativePatterns;
+use pi_agent_wasm::agent::validate::validate_tool_call;
+use serde_json::{json, Value};
+
+/// Numbers compared by value (`2` equals `2.0`), like JS; objects key by key.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
+        }
+        _ => a == b,
+    }
+}
+
+#[test]
+fn l_113_l_114_l_115_matches_the_reference_case_by_case() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/reference/validation.json"
+    ))
+    .unwrap();
+    let cases: Vec<Value> = serde_json::from_str(&text).unwrap();
+    assert!(cases.len() >= 50, "fixture has {} cases", cases.len());
+    let patterns = NativePatterns::default();
+    let mut failures = Vec::new();
+    for c in &cases {
+        let call = json!({"name": "tool", "arguments": c["args"]});
+        let got = validate_tool_call(&c["schema"], &call, &patterns);
+        let ok = match (&got, c.get("ok"), c.get("error")) {
+            (Ok(v), Some(want), None) => same(v, want),
+            (Err(e), None, Some(want)) => e == want.as_str().unwrap(),
+            _ => false,
+        };
+        if !ok {
+            failures.push(format!(
+                "{}:\n  ours: {:?}\n  pi:   {}",
+                c["name"],
+                got,
+                c.get("ok").or(c.get("error")).unwrap()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn l_112_arguments_error_wins_before_validation() {
+    let call = json!({"name": "edit", "arguments": {}, "argumentsError": "Unexpected token"});
+    let e = validate_tool_call(
+        &json!({"type": "object"}),
+        &call,
+        &NativePatterns::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e, "Invalid arguments for tool \"edit\": Unexpected token");
+}
+
+#[test]
+fn invalid_pattern_is_a_clear_schema_error_not_a_panic() {
+    let call = json!({"name": "t", "arguments": {"a": "x"}});
+    let schema =
+        json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}});
+    let e = validate_tool_call(&schema, &call, &NativePatterns::default()).unwrap_err();
+    assert!(e.contains("Invalid regular expression"), "{e}");
+}
