@@ -168,17 +168,17 @@ pub struct Script {
 }
 
 impl Script {
-    /// A streamed response: `start`, each text block as start/delta/end, tool calls as
-    /// start/end, then `done` (or `error` for error/aborted stop reasons).
+    /// A streamed response, block by block, each event with its own snapshot of the partial
+    /// (as tests/fixtures/reference/generate.mjs builds it for the reference): `start`, text
+    /// and thinking as start/delta/end, tool calls as start/end, then `done` (or `error` for
+    /// error/aborted stop reasons).
     pub fn streamed(final_message: Value) -> Script {
-        let partial: Partial = Rc::new(RefCell::new({
-            let mut p = final_message.clone();
-            p["content"] = json!([]);
-            p["stopReason"] = json!("pending");
-            p
-        }));
+        let mut partial = final_message.clone();
+        partial["content"] = json!([]);
+        partial["stopReason"] = json!("pending");
+        let snap = |p: &Value| -> Partial { Rc::new(RefCell::new(p.clone())) };
         let mut events = vec![AssistantMessageEvent::Start {
-            partial: partial.clone(),
+            partial: snap(&partial),
         }];
         let blocks = final_message["content"]
             .as_array()
@@ -186,41 +186,56 @@ impl Script {
             .unwrap_or_default();
         for (i, b) in blocks.iter().enumerate() {
             match b["type"].as_str() {
-                Some("text") => {
-                    partial.borrow_mut()["content"]
-                        .as_array_mut()
-                        .unwrap()
-                        .push(json!({"type": "text", "text": ""}));
-                    events.push(AssistantMessageEvent::TextStart {
-                        content_index: i,
-                        partial: partial.clone(),
-                    });
-                    let text = b["text"].as_str().unwrap().to_string();
-                    partial.borrow_mut()["content"][i]["text"] = json!(text);
-                    events.push(AssistantMessageEvent::TextDelta {
-                        content_index: i,
-                        delta: text.clone(),
-                        partial: partial.clone(),
-                    });
-                    events.push(AssistantMessageEvent::TextEnd {
-                        content_index: i,
-                        content: text,
-                        partial: partial.clone(),
-                    });
+                Some(kind @ ("text" | "thinking")) => {
+                    let text = b[kind].as_str().unwrap().to_string();
+                    let mut empty = b.clone();
+                    empty[kind] = json!("");
+                    partial["content"].as_array_mut().unwrap().push(empty);
+                    let start = snap(&partial);
+                    partial["content"][i][kind] = json!(text);
+                    let (delta, end) = (snap(&partial), snap(&partial));
+                    if kind == "text" {
+                        events.push(AssistantMessageEvent::TextStart {
+                            content_index: i,
+                            partial: start,
+                        });
+                        events.push(AssistantMessageEvent::TextDelta {
+                            content_index: i,
+                            delta: text.clone(),
+                            partial: delta,
+                        });
+                        events.push(AssistantMessageEvent::TextEnd {
+                            content_index: i,
+                            content: text,
+                            partial: end,
+                        });
+                    } else {
+                        events.push(AssistantMessageEvent::ThinkingStart {
+                            content_index: i,
+                            partial: start,
+                        });
+                        events.push(AssistantMessageEvent::ThinkingDelta {
+                            content_index: i,
+                            delta: text.clone(),
+                            partial: delta,
+                        });
+                        events.push(AssistantMessageEvent::ThinkingEnd {
+                            content_index: i,
+                            content: text,
+                            partial: end,
+                        });
+                    }
                 }
                 Some("toolCall") => {
-                    partial.borrow_mut()["content"]
-                        .as_array_mut()
-                        .unwrap()
-                        .push(b.clone());
+                    partial["content"].as_array_mut().unwrap().push(b.clone());
                     events.push(AssistantMessageEvent::ToolcallStart {
                         content_index: i,
-                        partial: partial.clone(),
+                        partial: snap(&partial),
                     });
                     events.push(AssistantMessageEvent::ToolcallEnd {
                         content_index: i,
                         tool_call: b.clone(),
-                        partial: partial.clone(),
+                        partial: snap(&partial),
                     });
                 }
                 _ => {}
