@@ -2,6 +2,7 @@
 //! request (`turn`), tool execution (`tools`), tool declarations (`transcript`), argument
 //! validation (`validate`) and the observational event stream (`stream`).
 
+pub mod hook_values;
 pub mod run;
 pub mod stream;
 pub mod tools;

@@ -8,170 +8,21 @@
 //! accessors here and builds its own messages (tool results, tool declarations) with the
 //! constructors here, in pi's key order.
 //!
-//! Typed forms ([`Usage`], [`StopReason`], [`ThinkingLevel`], …) serve the providers and
-//! tests. Depends only on serde and serde_json.
+//! Typed forms (`types.rs`: messages, content blocks, [`Usage`], [`StopReason`],
+//! [`ThinkingLevel`]) serve the providers and tests. Depends only on serde and serde_json.
 
 use std::rc::Rc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+mod types;
+pub use types::*;
 
 /// A message of any role (L-01): system, user, assistant, toolResult or an app-defined one.
 pub type AgentMessage = Rc<Value>;
 
 /// A JSON object, in insertion order.
 pub type Object = Map<String, Value>;
-
-/// L-05. Only `error`, `aborted` and `length` matter to the loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum StopReason {
-    Pending,
-    Stop,
-    Length,
-    ToolUse,
-    Error,
-    Aborted,
-    Deferred,
-}
-
-impl StopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Pending => "pending",
-            StopReason::Stop => "stop",
-            StopReason::Length => "length",
-            StopReason::ToolUse => "toolUse",
-            StopReason::Error => "error",
-            StopReason::Aborted => "aborted",
-            StopReason::Deferred => "deferred",
-        }
-    }
-}
-
-/// L-10. The agent-side level; `Off` is never sent as the stream option `reasoning`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ThinkingLevel {
-    Off,
-    Minimal,
-    Low,
-    Medium,
-    High,
-    Xhigh,
-    Max,
-}
-
-impl ThinkingLevel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ThinkingLevel::Off => "off",
-            ThinkingLevel::Minimal => "minimal",
-            ThinkingLevel::Low => "low",
-            ThinkingLevel::Medium => "medium",
-            ThinkingLevel::High => "high",
-            ThinkingLevel::Xhigh => "xhigh",
-            ThinkingLevel::Max => "max",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "off" => ThinkingLevel::Off,
-            "minimal" => ThinkingLevel::Minimal,
-            "low" => ThinkingLevel::Low,
-            "medium" => ThinkingLevel::Medium,
-            "high" => ThinkingLevel::High,
-            "xhigh" => ThinkingLevel::Xhigh,
-            "max" => ThinkingLevel::Max,
-            _ => return None,
-        })
-    }
-}
-
-/// L-08 cost block.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Cost {
-    #[serde(serialize_with = "js_number")]
-    pub input: f64,
-    #[serde(serialize_with = "js_number")]
-    pub output: f64,
-    #[serde(serialize_with = "js_number")]
-    pub cache_read: f64,
-    #[serde(serialize_with = "js_number")]
-    pub cache_write: f64,
-    #[serde(serialize_with = "js_number")]
-    pub total: f64,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "js_number_opt"
-    )]
-    pub total_from_provider: Option<f64>,
-}
-
-/// L-08 token usage. `reasoning` is a subset of `output`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    #[serde(serialize_with = "js_number")]
-    pub input: f64,
-    #[serde(serialize_with = "js_number")]
-    pub output: f64,
-    #[serde(serialize_with = "js_number")]
-    pub cache_read: f64,
-    #[serde(serialize_with = "js_number")]
-    pub cache_write: f64,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "js_number_opt"
-    )]
-    pub cache_write_1h: Option<f64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "js_number_opt"
-    )]
-    pub reasoning: Option<f64>,
-    #[serde(serialize_with = "js_number")]
-    pub total_tokens: f64,
-    pub cost: Cost,
-}
-
-/// Serializes an `f64` the way `JSON.stringify` prints a JS number: integral values without
-/// a fraction (`3`, not `3.0`), so our JSON equals pi's byte for byte.
-pub fn js_number<S: serde::Serializer>(n: &f64, s: S) -> Result<S::Ok, S::Error> {
-    const SAFE: f64 = 9_007_199_254_740_991.0;
-    if n.is_finite() && n.fract() == 0.0 && n.abs() <= SAFE {
-        // In range and integral, so the conversion is exact.
-        s.serialize_i64(*n as i64)
-    } else if n.is_finite() {
-        s.serialize_f64(*n)
-    } else {
-        s.serialize_none() // JSON.stringify(NaN) === "null"
-    }
-}
-
-fn js_number_opt<S: serde::Serializer>(n: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match n {
-        Some(n) => js_number(n, s),
-        None => s.serialize_none(),
-    }
-}
-
-/// A JS number as a JSON value, integral values as integers (see [`js_number`]).
-pub fn num(n: f64) -> Value {
-    serde_json::to_value(JsNum(n)).unwrap_or(Value::Null)
-}
-
-struct JsNum(f64);
-impl Serialize for JsNum {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        js_number(&self.0, s)
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // Accessors: the fields the loop reads, with JS truthiness where pi relies on it.

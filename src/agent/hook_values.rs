@@ -1,0 +1,254 @@
+//! What the loop makes of values returned by host code (hooks, queue callbacks, tools),
+//! which may be of any type. The binding converts a JS value to JSON and reads it here, so
+//! the policy is one piece of pure, natively tested code. Per hook, following what pi's code
+//! does with such a value, and failing clearly where pi would pass junk on:
+//!
+//! | returned value | pi 1.6.0 | here |
+//! |---|---|---|
+//! | `convertToLlm`/`transformContext`: not an array | sent on to the provider | the run fails: "… must return an array of messages" |
+//! | an element without a string `role` | sent on | the run fails, naming the index |
+//! | `getSteeringMessages`/`getFollowUpMessages`: falsy | `|| []` | `[]` |
+//! | the same: a truthy non-array | its `.length` decides, elements injected | the run fails |
+//! | `getApiKey`: falsy | falls back to `apiKey` | the same |
+//! | `getApiKey`: a non-string | sent as the key | treated as nothing (falls back) |
+//! | `prepareNextTurn`/`prepareRequest`: falsy or not an object | nothing | nothing |
+//! | their `messages` not an array, `thinkingLevel` unknown | used as is | the run fails |
+//! | `finishTurn`: anything but `{action: "end" \| "continue"}` | no decision | no decision |
+//! | `beforeToolCall`: `block` | truthiness | truthiness |
+//! | `beforeToolCall`: a non-string or empty `reason` | a non-string becomes the text | "Tool execution was blocked" |
+//! | `afterToolCall`: falsy or not an object | unchanged result | unchanged result |
+//! | `afterToolCall`: `content` not an array, `isError` not a boolean | used as is | ignored |
+//! | a tool's `execute` resolving to a non-object | a TypeError becomes the error text | an error result naming the type |
+
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::io::{AfterToolCallResult, BeforeToolCallResult, TurnDecision};
+use crate::message::{present, truthy, AgentMessage, ThinkingLevel};
+
+/// A JS-style type name for messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// An array of messages (objects with a string `role`).
+pub fn messages(hook: &str, v: Value) -> Result<Vec<AgentMessage>> {
+    let Value::Array(items) = v else {
+        return Err(Error::InvalidInput(format!(
+            "{hook} must return an array of messages, got {}",
+            type_name(&v)
+        )));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            if m.get("role").is_some_and(Value::is_string) {
+                Ok(Rc::new(m))
+            } else {
+                Err(Error::InvalidInput(format!(
+                    "{hook} returned a message without a string role at index {i}"
+                )))
+            }
+        })
+        .collect()
+}
+
+/// `(await f()) || []`, then [`messages`].
+pub fn queued_messages(hook: &str, v: Value) -> Result<Vec<AgentMessage>> {
+    if !truthy(Some(&v)) {
+        return Ok(Vec::new());
+    }
+    messages(hook, v)
+}
+
+/// A usable API key: a non-empty string.
+pub fn api_key(v: &Value) -> Option<String> {
+    v.as_str().filter(|s| !s.is_empty()).map(str::to_string)
+}
+
+/// `thinkingLevel` of `prepareNextTurn`/`prepareRequest`: absent keeps the level.
+pub fn thinking_level(hook: &str, v: Option<&Value>) -> Result<Option<ThinkingLevel>> {
+    match present(v) {
+        None => Ok(None),
+        Some(Value::String(s)) => ThinkingLevel::parse(s).map(Some).ok_or_else(|| {
+            Error::InvalidInput(format!("{hook} returned an unknown thinkingLevel \"{s}\""))
+        }),
+        Some(other) => Err(Error::InvalidInput(format!(
+            "{hook} returned thinkingLevel as {}, not a string",
+            type_name(other)
+        ))),
+    }
+}
+
+/// `messages` of `prepareNextTurn`: absent is none.
+pub fn prepared_messages(v: Option<&Value>) -> Result<Option<Vec<AgentMessage>>> {
+    match present(v) {
+        None => Ok(None),
+        Some(m) => messages("prepareNextTurn", m.clone()).map(Some),
+    }
+}
+
+/// `decision?.action`.
+pub fn turn_decision(v: &Value) -> Option<TurnDecision> {
+    match v.get("action").and_then(Value::as_str) {
+        Some("end") => Some(TurnDecision::End),
+        Some("continue") => Some(TurnDecision::Continue),
+        _ => None,
+    }
+}
+
+/// `beforeToolCall`'s result.
+pub fn before_tool_call(v: &Value) -> Option<BeforeToolCallResult> {
+    if !v.is_object() {
+        return None;
+    }
+    Some(BeforeToolCallResult {
+        block: truthy(v.get("block")),
+        reason: v.get("reason").and_then(Value::as_str).map(str::to_string),
+        terminate: v.get("terminate") == Some(&Value::Bool(true)),
+    })
+}
+
+/// `afterToolCall`'s result.
+pub fn after_tool_call(v: &Value) -> Option<AfterToolCallResult> {
+    if !v.is_object() {
+        return None;
+    }
+    let field = |k: &str| present(v.get(k)).cloned();
+    Some(AfterToolCallResult {
+        content: field("content").filter(Value::is_array),
+        details: field("details"),
+        usage: field("usage"),
+        terminate: field("terminate"),
+        is_error: v.get("isError").and_then(Value::as_bool),
+        structured_content: field("structuredContent"),
+    })
+}
+
+/// A tool's resolved value: the result object, or the error text for anything else.
+pub fn tool_result(tool_name: &str, v: Value) -> std::result::Result<Value, String> {
+    if v.is_object() {
+        Ok(v)
+    } else {
+        Err(format!(
+            "Tool {tool_name} returned {} instead of a result object",
+            if v.is_null() {
+                "undefined or null"
+            } else {
+                type_name(&v)
+            }
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn messages_must_be_arrays_of_role_objects() {
+        assert_eq!(
+            messages("convertToLlm", json!([{"role": "user"}]))
+                .unwrap()
+                .len(),
+            1
+        );
+        let e = messages("convertToLlm", json!("nope")).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "convertToLlm must return an array of messages, got a string"
+        );
+        assert_eq!(e.code(), "invalid_input");
+        let e = messages("transformContext", json!([{"role": "user"}, 5])).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "transformContext returned a message without a string role at index 1"
+        );
+    }
+
+    #[test]
+    fn queues_treat_falsy_as_empty_and_junk_as_error() {
+        for v in [json!(null), json!(false), json!(0), json!("")] {
+            assert!(queued_messages("getSteeringMessages", v)
+                .unwrap()
+                .is_empty());
+        }
+        assert!(queued_messages("getFollowUpMessages", json!("abc")).is_err());
+    }
+
+    #[test]
+    fn api_key_needs_a_non_empty_string() {
+        assert_eq!(api_key(&json!("k")), Some("k".into()));
+        assert_eq!(api_key(&json!("")), None);
+        assert_eq!(api_key(&json!({"key": 1})), None);
+    }
+
+    #[test]
+    fn thinking_levels_are_checked() {
+        assert_eq!(thinking_level("prepareRequest", None).unwrap(), None);
+        assert_eq!(
+            thinking_level("prepareRequest", Some(&json!(null))).unwrap(),
+            None
+        );
+        assert_eq!(
+            thinking_level("prepareRequest", Some(&json!("off"))).unwrap(),
+            Some(ThinkingLevel::Off)
+        );
+        assert!(thinking_level("prepareRequest", Some(&json!("ultra"))).is_err());
+        assert!(thinking_level("prepareNextTurn", Some(&json!(3))).is_err());
+    }
+
+    #[test]
+    fn decisions_and_tool_hooks_follow_pi() {
+        assert_eq!(
+            turn_decision(&json!({"action": "end"})),
+            Some(TurnDecision::End)
+        );
+        assert_eq!(turn_decision(&json!({"action": "stop"})), None);
+        assert_eq!(turn_decision(&json!("end")), None);
+        let b =
+            before_tool_call(&json!({"block": 1, "reason": {"x": 1}, "terminate": "yes"})).unwrap();
+        assert_eq!(
+            b,
+            BeforeToolCallResult {
+                block: true,
+                reason: None,
+                terminate: false
+            }
+        );
+        assert_eq!(before_tool_call(&json!(true)), None);
+        let a = after_tool_call(
+            &json!({"content": "text", "isError": "yes", "details": null, "usage": {"input": 1}}),
+        )
+        .unwrap();
+        assert_eq!(a.content, None);
+        assert_eq!(a.is_error, None);
+        assert_eq!(a.details, None);
+        assert_eq!(a.usage, Some(json!({"input": 1})));
+        assert_eq!(after_tool_call(&json!(42)), None);
+    }
+
+    #[test]
+    fn tool_results_must_be_objects() {
+        assert!(tool_result("t", json!({})).is_ok());
+        assert_eq!(
+            tool_result("t", json!(null)).unwrap_err(),
+            "Tool t returned undefined or null instead of a result object"
+        );
+        assert_eq!(
+            tool_result("t", json!("x")).unwrap_err(),
+            "Tool t returned a string instead of a result object"
+        );
+    }
+}

@@ -1,0 +1,400 @@
+//! Typed forms of pi-ai's data model (spec §1), serialized exactly as pi's JSON: camelCase
+//! keys in the order pi-ai's providers build them, optional fields omitted when absent, and
+//! numbers printed as JS prints them. Unknown keys are kept (`extra`), so a message read and
+//! written back loses nothing. Used by the providers and to check fixtures; the loop itself
+//! works on the JSON form.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// L-05. Only `error`, `aborted` and `length` matter to the loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    Pending,
+    Stop,
+    Length,
+    ToolUse,
+    Error,
+    Aborted,
+    Deferred,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Pending => "pending",
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::ToolUse => "toolUse",
+            StopReason::Error => "error",
+            StopReason::Aborted => "aborted",
+            StopReason::Deferred => "deferred",
+        }
+    }
+}
+
+/// L-10. The agent-side level; `Off` is never sent as the stream option `reasoning`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ThinkingLevel {
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+    Max,
+}
+
+impl ThinkingLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThinkingLevel::Off => "off",
+            ThinkingLevel::Minimal => "minimal",
+            ThinkingLevel::Low => "low",
+            ThinkingLevel::Medium => "medium",
+            ThinkingLevel::High => "high",
+            ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "off" => ThinkingLevel::Off,
+            "minimal" => ThinkingLevel::Minimal,
+            "low" => ThinkingLevel::Low,
+            "medium" => ThinkingLevel::Medium,
+            "high" => ThinkingLevel::High,
+            "xhigh" => ThinkingLevel::Xhigh,
+            "max" => ThinkingLevel::Max,
+            _ => return None,
+        })
+    }
+}
+
+/// L-08 cost block.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    #[serde(serialize_with = "js_number")]
+    pub input: f64,
+    #[serde(serialize_with = "js_number")]
+    pub output: f64,
+    #[serde(serialize_with = "js_number")]
+    pub cache_read: f64,
+    #[serde(serialize_with = "js_number")]
+    pub cache_write: f64,
+    #[serde(serialize_with = "js_number")]
+    pub total: f64,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number_opt"
+    )]
+    pub total_from_provider: Option<f64>,
+}
+
+/// L-08 token usage. `reasoning` is a subset of `output`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    #[serde(serialize_with = "js_number")]
+    pub input: f64,
+    #[serde(serialize_with = "js_number")]
+    pub output: f64,
+    #[serde(serialize_with = "js_number")]
+    pub cache_read: f64,
+    #[serde(serialize_with = "js_number")]
+    pub cache_write: f64,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number_opt"
+    )]
+    pub cache_write_1h: Option<f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number_opt"
+    )]
+    pub reasoning: Option<f64>,
+    #[serde(serialize_with = "js_number")]
+    pub total_tokens: f64,
+    pub cost: Cost,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Serializes an `f64` the way `JSON.stringify` prints a JS number: integral values without
+/// a fraction (`3`, not `3.0`), so our JSON equals pi's byte for byte.
+pub fn js_number<S: serde::Serializer>(n: &f64, s: S) -> Result<S::Ok, S::Error> {
+    const SAFE: f64 = 9_007_199_254_740_991.0;
+    if n.is_finite() && n.fract() == 0.0 && n.abs() <= SAFE {
+        // In range and integral, so the conversion is exact.
+        s.serialize_i64(*n as i64)
+    } else if n.is_finite() {
+        s.serialize_f64(*n)
+    } else {
+        s.serialize_none() // JSON.stringify(NaN) === "null"
+    }
+}
+
+fn js_number_opt<S: serde::Serializer>(n: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match n {
+        Some(n) => js_number(n, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// A JS number as a JSON value, integral values as integers (see [`js_number`]).
+pub fn num(n: f64) -> Value {
+    serde_json::to_value(JsNum(n)).unwrap_or(Value::Null)
+}
+
+struct JsNum(f64);
+impl Serialize for JsNum {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        js_number(&self.0, s)
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// L-06: a content block, told apart by `type`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ContentBlock {
+    #[serde(rename_all = "camelCase")]
+    Text {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text_signature: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Thinking {
+        thinking: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thinking_signature: Option<String>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        redacted: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    Image { data: String, mime_type: String },
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments_error: Option<String>,
+    },
+}
+
+/// `string | (TextContent | ImageContent)[]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Blocks(Vec<ContentBlock>),
+}
+
+/// L-02.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    pub content: Content,
+    #[serde(serialize_with = "js_number")]
+    pub timestamp: f64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// L-03. System messages are built in two key orders (`createInitialSystemMessage`: role,
+/// content, toolsAdded, timestamp; the loop's declarations: role, content, timestamp,
+/// toolsAdded, toolsRemoved), so the typed form keeps the object as it is and reads its
+/// fields through accessors. Reading checks the required fields.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct SystemMessage(pub Map<String, Value>);
+
+impl<'de> Deserialize<'de> for SystemMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let o = Map::<String, Value>::deserialize(d)?;
+        match o.get("content") {
+            Some(Value::String(_)) => {}
+            Some(Value::Array(blocks)) => {
+                for b in blocks {
+                    ContentBlock::deserialize(b).map_err(D::Error::custom)?;
+                }
+            }
+            _ => {
+                return Err(D::Error::custom(
+                    "content must be a string or an array of text blocks",
+                ))
+            }
+        }
+        if !o.get("timestamp").is_some_and(Value::is_number) {
+            return Err(D::Error::custom("timestamp must be a number"));
+        }
+        Ok(SystemMessage(o))
+    }
+}
+
+impl SystemMessage {
+    pub fn content(&self) -> Option<&Value> {
+        self.0.get("content")
+    }
+    pub fn sections(&self) -> Option<&Map<String, Value>> {
+        self.0.get("sections").and_then(Value::as_object)
+    }
+    pub fn tools_added(&self) -> &[Value] {
+        self.0
+            .get("toolsAdded")
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+    pub fn tools_removed(&self) -> &[Value] {
+        self.0
+            .get("toolsRemoved")
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+    pub fn timestamp(&self) -> f64 {
+        self.0
+            .get("timestamp")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    }
+}
+
+/// L-04, keys in the order pi-ai's providers build the message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    pub content: Vec<ContentBlock>,
+    pub api: String,
+    pub provider: String,
+    pub model: String,
+    pub usage: Usage,
+    pub stop_reason: StopReason,
+    #[serde(serialize_with = "js_number")]
+    pub timestamp: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_thinking_level: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_stop_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_turn: Option<bool>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number_opt"
+    )]
+    pub duration_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<ThinkingLevel>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// L-07, keys in the order the loop builds it (L-120).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub content: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_calls: Option<Value>,
+    pub is_error: bool,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number_opt"
+    )]
+    pub duration_ms: Option<f64>,
+    #[serde(serialize_with = "js_number")]
+    pub timestamp: f64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// L-01: an LLM message by `role`, or an app-defined message kept as it is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    System(SystemMessage),
+    User(UserMessage),
+    Assistant(Box<AssistantMessage>),
+    ToolResult(ToolResultMessage),
+    Custom(Value),
+}
+
+impl Message {
+    /// Reads a message; a known role with a malformed body is an error naming the role.
+    pub fn from_value(v: Value) -> Result<Message, String> {
+        let role = v.get("role").and_then(Value::as_str).map(str::to_string);
+        let body = |v: Value| {
+            let mut v = v;
+            if let Value::Object(o) = &mut v {
+                o.shift_remove("role");
+            }
+            v
+        };
+        let err = |r: &str, e: serde_json::Error| format!("invalid {r} message: {e}");
+        Ok(match role.as_deref() {
+            Some("system") => {
+                Message::System(serde_json::from_value(body(v)).map_err(|e| err("system", e))?)
+            }
+            Some("user") => {
+                Message::User(serde_json::from_value(body(v)).map_err(|e| err("user", e))?)
+            }
+            Some("assistant") => Message::Assistant(
+                serde_json::from_value(body(v)).map_err(|e| err("assistant", e))?,
+            ),
+            Some("toolResult") => Message::ToolResult(
+                serde_json::from_value(body(v)).map_err(|e| err("toolResult", e))?,
+            ),
+            _ => Message::Custom(v),
+        })
+    }
+
+    /// pi's JSON form, `role` first.
+    pub fn to_value(&self) -> Value {
+        let (role, body) = match self {
+            Message::System(m) => ("system", serde_json::to_value(m)),
+            Message::User(m) => ("user", serde_json::to_value(m)),
+            Message::Assistant(m) => ("assistant", serde_json::to_value(m)),
+            Message::ToolResult(m) => ("toolResult", serde_json::to_value(m)),
+            Message::Custom(v) => return v.clone(),
+        };
+        let mut o = Map::new();
+        o.insert("role".into(), role.into());
+        if let Ok(Value::Object(fields)) = body {
+            o.extend(fields);
+        }
+        Value::Object(o)
+    }
+}
