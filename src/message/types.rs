@@ -346,9 +346,9 @@ pub struct ToolResultMessage {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Message {
     System(SystemMessage),
-    User(UserMessage),
+    User(Box<UserMessage>),
     Assistant(Box<AssistantMessage>),
-    ToolResult(ToolResultMessage),
+    ToolResult(Box<ToolResultMessage>),
     Custom(Value),
 }
 
