@@ -8,15 +8,17 @@
 //! `dependentRequired`/`dependentSchemas`/`dependencies`, `items`/`prefixItems` (and draft-7
 //! tuple `items` with `additionalItems`), `minItems`/`maxItems`, `uniqueItems`,
 //! `contains`/`minContains`/`maxContains`, `allOf`/`anyOf`/`oneOf`/`not`, `if`/`then`/`else`,
-//! local `$ref` (`#`, JSON pointers, `$anchor`) and boolean schemas. Not supported, and
-//! ignored as unknown keywords are: `format`, `unevaluatedProperties`/`unevaluatedItems`,
-//! `$dynamicRef`, and `$ref`s to other documents (those reject the value at their place, as
-//! pi's `unresolvedRefs: "reject"` does).
+//! local `$ref` (`#`, JSON pointers, `$anchor`), boolean schemas, and `format` for the
+//! formats in format.rs. Not supported, and ignored as unknown keywords are:
+//! `unevaluatedProperties`/`unevaluatedItems`, `$dynamicRef`, the formats format.rs does not
+//! list, and `$ref`s to other documents (those reject the value at their place, as pi's
+//! `unresolvedRefs: "reject"` does).
 
 use std::cell::RefCell;
 
 use serde_json::Value;
 
+use super::format;
 use super::pattern::Patterns;
 use crate::jsnum::to_js_string;
 
@@ -339,6 +341,11 @@ impl<'a> Schema<'a> {
         if let Some(p) = n.get("pattern").and_then(Value::as_str) {
             if !self.test(p, s) {
                 push(out, path, &format!("expected to match {p}"));
+            }
+        }
+        if let Some(f) = n.get("format").and_then(Value::as_str) {
+            if format::check(f, s, self.patterns) == Some(false) {
+                push(out, path, &format!("expected format {f}"));
             }
         }
     }

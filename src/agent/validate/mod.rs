@@ -4,6 +4,7 @@
 
 mod check;
 mod coerce;
+mod format;
 pub mod pattern;
 
 use serde_json::Value;
