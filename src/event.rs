@@ -120,6 +120,103 @@ impl AssistantMessageEvent {
         )
     }
 
+    /// Reads pi's JSON form; `Err` names what is missing.
+    pub fn from_json(v: &Value) -> Result<Self, String> {
+        use AssistantMessageEvent::*;
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or("event without a string type")?;
+        let partial = || -> Result<Partial, String> {
+            let p = v
+                .get("partial")
+                .filter(|p| p.is_object())
+                .ok_or_else(|| format!("{kind} without partial"))?;
+            Ok(Rc::new(RefCell::new(p.clone())))
+        };
+        let index = || -> Result<usize, String> {
+            v.get("contentIndex")
+                .and_then(Value::as_u64)
+                .and_then(|i| usize::try_from(i).ok())
+                .ok_or_else(|| format!("{kind} without contentIndex"))
+        };
+        let text = |key: &str| -> Result<String, String> {
+            v.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| format!("{kind} without {key}"))
+        };
+        let reason = || -> Result<StopReason, String> {
+            serde_json::from_value(v.get("reason").cloned().unwrap_or(Value::Null))
+                .map_err(|e| format!("{kind}: {e}"))
+        };
+        let message = |key: &str| -> Result<AgentMessage, String> {
+            v.get(key)
+                .filter(|m| m.is_object())
+                .map(|m| Rc::new(m.clone()))
+                .ok_or_else(|| format!("{kind} without {key}"))
+        };
+        Ok(match kind {
+            "start" => Start {
+                partial: partial()?,
+            },
+            "text_start" => TextStart {
+                content_index: index()?,
+                partial: partial()?,
+            },
+            "text_delta" => TextDelta {
+                content_index: index()?,
+                delta: text("delta")?,
+                partial: partial()?,
+            },
+            "text_end" => TextEnd {
+                content_index: index()?,
+                content: text("content")?,
+                partial: partial()?,
+            },
+            "thinking_start" => ThinkingStart {
+                content_index: index()?,
+                partial: partial()?,
+            },
+            "thinking_delta" => ThinkingDelta {
+                content_index: index()?,
+                delta: text("delta")?,
+                partial: partial()?,
+            },
+            "thinking_end" => ThinkingEnd {
+                content_index: index()?,
+                content: text("content")?,
+                partial: partial()?,
+            },
+            "toolcall_start" => ToolcallStart {
+                content_index: index()?,
+                partial: partial()?,
+            },
+            "toolcall_delta" => ToolcallDelta {
+                content_index: index()?,
+                delta: text("delta")?,
+                partial: partial()?,
+            },
+            "toolcall_end" => ToolcallEnd {
+                content_index: index()?,
+                tool_call: v
+                    .get("toolCall")
+                    .cloned()
+                    .ok_or("toolcall_end without toolCall")?,
+                partial: partial()?,
+            },
+            "done" => Done {
+                reason: reason()?,
+                message: message("message")?,
+            },
+            "error" => Error {
+                reason: reason()?,
+                error: message("error")?,
+            },
+            other => return Err(format!("unknown assistant message event type \"{other}\"")),
+        })
+    }
+
     /// pi's JSON form, with the partial as it is now (O(message): for tests and fixtures).
     pub fn to_json(&self) -> Value {
         use AssistantMessageEvent::*;
@@ -260,6 +357,71 @@ impl AgentEvent {
             AgentEnd { .. } => 9,
         };
         AGENT_EVENT_TYPES.get(i).copied().unwrap_or("")
+    }
+
+    /// Reads pi's JSON form of an event; `Err` names what is missing. A `message_update`'s
+    /// `message` is its event's partial, as in every event the loop emits.
+    pub fn from_json(v: &Value) -> Result<Self, String> {
+        use AgentEvent::*;
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or("event without a string type")?;
+        let get = |key: &str| v.get(key).ok_or_else(|| format!("{kind} without {key}"));
+        let message = || -> Result<AgentMessage, String> { Ok(Rc::new(get("message")?.clone())) };
+        let list = |key: &str| -> Result<Vec<AgentMessage>, String> {
+            let items = get(key)?
+                .as_array()
+                .ok_or_else(|| format!("{kind}: {key} is not an array"))?;
+            Ok(items.iter().cloned().map(Rc::new).collect())
+        };
+        let id = || -> Result<String, String> {
+            Ok(get("toolCallId")?.as_str().unwrap_or_default().to_string())
+        };
+        let name = || -> Result<String, String> {
+            Ok(get("toolName")?.as_str().unwrap_or_default().to_string())
+        };
+        Ok(match kind {
+            "agent_start" => AgentStart,
+            "turn_start" => TurnStart,
+            "message_start" => MessageStart {
+                message: message()?,
+            },
+            "message_end" => MessageEnd {
+                message: message()?,
+            },
+            "message_update" => MessageUpdate {
+                event: Rc::new(AssistantMessageEvent::from_json(get(
+                    "assistantMessageEvent",
+                )?)?),
+            },
+            "tool_execution_start" => ToolExecutionStart {
+                tool_call_id: id()?,
+                tool_name: name()?,
+                args: Rc::new(get("args")?.clone()),
+            },
+            "tool_execution_update" => ToolExecutionUpdate {
+                tool_call_id: id()?,
+                tool_name: name()?,
+                args: Rc::new(get("args")?.clone()),
+                partial_result: Rc::new(get("partialResult")?.clone()),
+            },
+            "tool_execution_end" => ToolExecutionEnd {
+                tool_call_id: id()?,
+                tool_name: name()?,
+                result: Rc::new(get("result")?.clone()),
+                is_error: get("isError")?.as_bool().unwrap_or(false),
+                duration_ms: v.get("durationMs").and_then(Value::as_f64),
+            },
+            "turn_end" => TurnEnd {
+                message: message()?,
+                tool_results: list("toolResults")?,
+            },
+            "agent_end" => AgentEnd {
+                messages: list("messages")?,
+            },
+            other => return Err(format!("unknown agent event type \"{other}\"")),
+        })
     }
 
     /// pi's JSON form of the event (key order as pi builds them).

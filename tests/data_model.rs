@@ -152,3 +152,35 @@ fn event_type_strings_are_pis() {
         ]
     );
 }
+
+#[test]
+fn l_18_every_reference_event_round_trips_through_the_typed_events() {
+    use pi_agent_wasm::event::AgentEvent;
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/reference/loop.json"
+    ))
+    .unwrap();
+    let text = text
+        .replace("\"NOW\"", "1700000000123")
+        .replace("\"DURATION\"", "7");
+    let fixture: Value = serde_json::from_str(&text).unwrap();
+    let mut n = 0;
+    for sc in fixture.as_array().unwrap() {
+        for e in sc["expected"]["events"].as_array().unwrap() {
+            let typed = AgentEvent::from_json(e).unwrap();
+            assert_eq!(
+                serde_json::to_string(&typed.to_json()).unwrap(),
+                serde_json::to_string(e).unwrap()
+            );
+            n += 1;
+        }
+    }
+    assert!(n > 250, "{n}");
+    assert!(AgentEvent::from_json(&json!({"type": "nope"}))
+        .unwrap_err()
+        .contains("unknown agent event type"));
+    assert!(AgentEvent::from_json(&json!({"type": "message_start"}))
+        .unwrap_err()
+        .contains("without message"));
+}
