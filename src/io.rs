@@ -109,7 +109,7 @@ pub trait Tool {
     fn execute(
         &self,
         tool_call_id: &str,
-        args: Value,
+        args: Rc<Value>,
         on_update: UpdateFn,
     ) -> HostFuture<'_, Value>;
 }
@@ -171,7 +171,8 @@ pub enum TurnDecision {
 pub struct ToolCallContext<'a> {
     pub assistant_message: &'a AgentMessage,
     pub tool_call: &'a Value,
-    pub args: &'a Value,
+    /// The same object `execute` will receive (L-100).
+    pub args: &'a Rc<Value>,
     pub context: &'a Context,
 }
 
@@ -187,7 +188,7 @@ pub struct BeforeToolCallResult {
 pub struct AfterToolCallContext<'a> {
     pub assistant_message: &'a AgentMessage,
     pub tool_call: &'a Value,
-    pub args: &'a Value,
+    pub args: &'a Rc<Value>,
     pub result: &'a Value,
     pub is_error: bool,
     pub context: &'a Context,

@@ -197,7 +197,7 @@ fn l_97_prepare_arguments_result_is_validated_and_hooks_see_the_original_call() 
     let tool = Rc::new(tool);
     w.hooks.before = Some(Box::new(|c| {
         assert_eq!(c.tool_call["arguments"], json!({"legacy": "7"}));
-        assert_eq!(c.args, &json!({"x": 7}));
+        assert_eq!(**c.args, json!({"x": 7}));
         Ok(None)
     }));
     w.model.push(Script::tools(vec![tool_call(
@@ -273,7 +273,7 @@ fn l_100_hook_mutations_of_args_reach_execute_unvalidated() {
     // gives execute. Here: args the hook saw are the ones execute receives.
     let mut w = World::default();
     w.hooks.before = Some(Box::new(|c| {
-        assert_eq!(c.args, &json!({"a": 1}));
+        assert_eq!(**c.args, json!({"a": 1}));
         Ok(None)
     }));
     let tool = Rc::new(FakeTool::new("t", Behavior::Echo));

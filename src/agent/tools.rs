@@ -61,7 +61,7 @@ pub struct ToolCallOutcome {
 
 enum Preparation {
     Immediate { result: Value },
-    Prepared { tool: Rc<dyn Tool>, args: Value },
+    Prepared { tool: Rc<dyn Tool>, args: Rc<Value> },
 }
 
 pub const ABORTED: &str = "Operation aborted";
@@ -95,8 +95,9 @@ async fn prepare(
         };
     };
     // L-97, L-98.
+    // One shared object: what `beforeToolCall` may mutate is what `execute` gets (L-100).
     let args = match prepare_and_validate(tool.as_ref(), call, env.patterns) {
-        Ok(args) => args,
+        Ok(args) => Rc::new(args),
         Err(message) => {
             return Preparation::Immediate {
                 result: error_tool_result(&message),
@@ -182,7 +183,7 @@ async fn execute<'t, 'e>(
     env: &ToolEnv<'_>,
     tool: &'t dyn Tool,
     tool_call_id: &'t str,
-    args: Value,
+    args: Rc<Value>,
     emit_update: &'t (dyn Fn(Value) -> HostFuture<'e, ()> + 't),
 ) -> HostResult<Executed> {
     let updates = Rc::new(RefCell::new(Updates {
@@ -273,7 +274,7 @@ async fn finalize(
     context: &Context,
     assistant: &AgentMessage,
     call: &Rc<Value>,
-    args: &Value,
+    args: &Rc<Value>,
     executed: Executed,
 ) -> ToolCallOutcome {
     let Executed {

@@ -451,7 +451,8 @@ impl Tool for FakeTool {
     fn prepare_arguments(&self, raw: &Value) -> Option<std::result::Result<Value, Thrown>> {
         self.prepare.as_ref().and_then(|f| f(raw))
     }
-    fn execute(&self, id: &str, args: Value, on_update: UpdateFn) -> HostFuture<'_, Value> {
+    fn execute(&self, id: &str, args: Rc<Value>, on_update: UpdateFn) -> HostFuture<'_, Value> {
+        let args = (*args).clone();
         self.calls.borrow_mut().push((id.to_string(), args.clone()));
         self.log.borrow_mut().push(format!("execute:{id}"));
         *self.late_update.borrow_mut() = Some(on_update.clone());
