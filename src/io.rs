@@ -71,7 +71,7 @@ pub trait AssistantStream {
 pub trait StreamFn {
     fn stream<'a>(
         &'a self,
-        model: &'a Value,
+        model: &'a Rc<Value>,
         context: LlmContext,
         options: StreamOptions,
     ) -> HostFuture<'a, Box<dyn AssistantStream + 'a>>;
@@ -87,7 +87,7 @@ pub enum ExecutionMode {
 }
 
 /// Called by a running tool for each partial result (L-105).
-pub type UpdateFn = Rc<dyn Fn(Value)>;
+pub type UpdateFn = Rc<dyn Fn(Rc<Value>)>;
 
 /// An executable tool (L-11).
 pub trait Tool {
@@ -105,13 +105,18 @@ pub trait Tool {
         None
     }
     /// L-103: `execute(toolCallId, params, signal, onUpdate)`. `Ok` is the result object as
-    /// returned (used as is); `Err` is a throw or rejection.
+    /// returned (used as is, and shared into events); `Err` is a throw or rejection.
     fn execute(
         &self,
         tool_call_id: &str,
         args: Rc<Value>,
         on_update: UpdateFn,
-    ) -> HostFuture<'_, Value>;
+    ) -> HostFuture<'_, Rc<Value>>;
+    /// The host's own object for this tool (the JS binding's tool object), for hooks that
+    /// receive the context's tools.
+    fn host_value(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// The transcript and executable tools of a run (`AgentContext`).
@@ -119,6 +124,9 @@ pub trait Tool {
 pub struct Context {
     pub messages: Vec<AgentMessage>,
     pub tools: Vec<Rc<dyn Tool>>,
+    /// The host's own context object (the JS binding keeps the caller's other keys here,
+    /// so hooks see them as pi's hooks do).
+    pub host: Option<Rc<dyn std::any::Any>>,
 }
 
 impl Context {
@@ -170,7 +178,7 @@ pub enum TurnDecision {
 /// L-99: what `beforeToolCall` receives.
 pub struct ToolCallContext<'a> {
     pub assistant_message: &'a AgentMessage,
-    pub tool_call: &'a Value,
+    pub tool_call: &'a Rc<Value>,
     /// The same object `execute` will receive (L-100).
     pub args: &'a Rc<Value>,
     pub context: &'a Context,
@@ -187,9 +195,9 @@ pub struct BeforeToolCallResult {
 /// L-107: what `afterToolCall` receives.
 pub struct AfterToolCallContext<'a> {
     pub assistant_message: &'a AgentMessage,
-    pub tool_call: &'a Value,
+    pub tool_call: &'a Rc<Value>,
     pub args: &'a Rc<Value>,
-    pub result: &'a Value,
+    pub result: &'a Rc<Value>,
     pub is_error: bool,
     pub context: &'a Context,
 }

@@ -91,7 +91,7 @@ fn env(w: &World) -> ToolEnv<'_> {
     }
 }
 
-fn no_updates(_: Value) -> HostFuture<'static, ()> {
+fn no_updates(_: Rc<Value>) -> HostFuture<'static, ()> {
     Box::pin(async { Ok(()) })
 }
 
@@ -108,8 +108,8 @@ fn l_38_run_tool_call_runs_the_pipeline_without_events() {
     }));
     let tools: Vec<Rc<dyn Tool>> = vec![Rc::new(tool)];
     let updates = std::cell::RefCell::new(Vec::new());
-    let on_update = |v: Value| -> HostFuture<'_, ()> {
-        updates.borrow_mut().push(v);
+    let on_update = |v: Rc<Value>| -> HostFuture<'_, ()> {
+        updates.borrow_mut().push((*v).clone());
         Box::pin(async { Ok(()) })
     };
     let a = msg(assistant(json!([]), "toolUse"));
@@ -171,8 +171,9 @@ fn l_38_l_106_a_rejecting_update_sink_rejects_run_tool_call() {
     let w = World::default();
     let tools: Vec<Rc<dyn Tool>> =
         vec![FakeTool::new("t", Behavior::Updates(vec![json!(1)], text_result("r"))).rc()];
-    let failing =
-        |_: Value| -> HostFuture<'static, ()> { Box::pin(async { Err(Thrown::new("sink down")) }) };
+    let failing = |_: Rc<Value>| -> HostFuture<'static, ()> {
+        Box::pin(async { Err(Thrown::new("sink down")) })
+    };
     let a = msg(assistant(json!([]), "toolUse"));
     let r = block_on(run_tool_call(
         &env(&w),

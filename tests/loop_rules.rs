@@ -181,7 +181,7 @@ fn l_107_l_111_l_116_l_118_after_hook_sees_the_executed_result_and_undefined_kee
     let seen = Rc::new(RefCell::new(Vec::<(Value, bool)>::new()));
     let s2 = seen.clone();
     w.hooks.after = Some(Box::new(move |c| {
-        s2.borrow_mut().push((c.result.clone(), c.is_error));
+        s2.borrow_mut().push(((**c.result).clone(), c.is_error));
         Ok(None)
     }));
     w.model.push(Script::tools(vec![

@@ -460,7 +460,7 @@ fn l_105_updates_after_settle_are_ignored() {
     let dyn_tool: Rc<dyn Tool> = tool.clone();
     run_one_call(&w, dyn_tool, json!({}));
     let late = tool.late_update.borrow().clone().unwrap();
-    late(json!({"late": true}));
+    late(Rc::new(json!({"late": true})));
     assert!(!w
         .sink
         .json()

@@ -40,13 +40,24 @@ pub fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// The error for a hook that returned something other than an array of messages.
+pub fn not_an_array(hook: &str, got: &str) -> Error {
+    Error::InvalidInput(format!(
+        "{hook} must return an array of messages, got {got}"
+    ))
+}
+
+/// The error for an element that is not a message.
+pub fn not_a_message(hook: &str, index: usize) -> Error {
+    Error::InvalidInput(format!(
+        "{hook} returned a message without a string role at index {index}"
+    ))
+}
+
 /// An array of messages (objects with a string `role`).
 pub fn messages(hook: &str, v: Value) -> Result<Vec<AgentMessage>> {
     let Value::Array(items) = v else {
-        return Err(Error::InvalidInput(format!(
-            "{hook} must return an array of messages, got {}",
-            type_name(&v)
-        )));
+        return Err(not_an_array(hook, type_name(&v)));
     };
     items
         .into_iter()
@@ -55,9 +66,7 @@ pub fn messages(hook: &str, v: Value) -> Result<Vec<AgentMessage>> {
             if m.get("role").is_some_and(Value::is_string) {
                 Ok(Rc::new(m))
             } else {
-                Err(Error::InvalidInput(format!(
-                    "{hook} returned a message without a string role at index {i}"
-                )))
+                Err(not_a_message(hook, i))
             }
         })
         .collect()
@@ -135,20 +144,22 @@ pub fn after_tool_call(v: &Value) -> Option<AfterToolCallResult> {
     })
 }
 
+/// The error text for a tool that resolved with something other than an object.
+pub fn not_a_result(tool_name: &str, got: &str) -> String {
+    format!("Tool {tool_name} returned {got} instead of a result object")
+}
+
 /// A tool's resolved value: the result object, or the error text for anything else.
 pub fn tool_result(tool_name: &str, v: Value) -> std::result::Result<Value, String> {
     if v.is_object() {
-        Ok(v)
-    } else {
-        Err(format!(
-            "Tool {tool_name} returned {} instead of a result object",
-            if v.is_null() {
-                "undefined or null"
-            } else {
-                type_name(&v)
-            }
-        ))
+        return Ok(v);
     }
+    let got = if v.is_null() {
+        "undefined or null"
+    } else {
+        type_name(&v)
+    };
+    Err(not_a_result(tool_name, got))
 }
 
 #[cfg(test)]

@@ -42,7 +42,14 @@ pub async fn run_agent_loop(
             .await?;
     }
     let stream_fn = resolve_stream_fn(host)?;
-    run_loop(host, stream_fn, context, &mut new_messages, config).await?;
+    Box::pin(run_loop(
+        host,
+        stream_fn,
+        context,
+        &mut new_messages,
+        config,
+    ))
+    .await?;
     Ok(new_messages)
 }
 
@@ -67,7 +74,14 @@ pub async fn run_agent_loop_continue(
     host.emit(AgentEvent::AgentStart).await?;
     host.emit(AgentEvent::TurnStart).await?;
     let stream_fn = resolve_stream_fn(host)?;
-    run_loop(host, stream_fn, context, &mut new_messages, config).await?;
+    Box::pin(run_loop(
+        host,
+        stream_fn,
+        context,
+        &mut new_messages,
+        config,
+    ))
+    .await?;
     Ok(new_messages)
 }
 
@@ -181,7 +195,14 @@ async fn run_loop(
                 apply_thinking_level(&mut config, u.thinking_level);
             }
             // L-46.
-            let message = stream_assistant_response(host, stream_fn, &mut context, &config).await?;
+            // Boxed: inlining every sub-future into this state machine costs kilobytes of wasm.
+            let message = Box::pin(stream_assistant_response(
+                host,
+                stream_fn,
+                &mut context,
+                &config,
+            ))
+            .await?;
             new_messages.push(message.clone());
             // L-48: hard exit.
             if matches!(stop_reason(&message), Some("error" | "aborted")) {

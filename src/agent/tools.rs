@@ -79,7 +79,7 @@ async fn prepare(
     context: &Context,
     tools: &[Rc<dyn Tool>],
     assistant: &AgentMessage,
-    call: &Value,
+    call: &Rc<Value>,
 ) -> Preparation {
     // L-95: abort first, no lookup, no hooks.
     if env.aborted() {
@@ -163,7 +163,8 @@ fn prepare_and_validate(
 }
 
 struct Executed {
-    result: Value,
+    /// The object `execute` resolved with, shared as is (L-117: events carry it unchanged).
+    result: Rc<Value>,
     is_error: bool,
     duration_ms: f64,
 }
@@ -172,7 +173,7 @@ struct Executed {
 #[derive(Default)]
 struct Updates {
     accepting: bool,
-    queue: VecDeque<Value>,
+    queue: VecDeque<Rc<Value>>,
     waker: Option<Waker>,
 }
 
@@ -184,14 +185,14 @@ async fn execute<'t, 'e>(
     tool: &'t dyn Tool,
     tool_call_id: &'t str,
     args: Rc<Value>,
-    emit_update: &'t (dyn Fn(Value) -> HostFuture<'e, ()> + 't),
+    emit_update: &'t (dyn Fn(Rc<Value>) -> HostFuture<'e, ()> + 't),
 ) -> HostResult<Executed> {
     let updates = Rc::new(RefCell::new(Updates {
         accepting: true,
         ..Updates::default()
     }));
     let sink = updates.clone();
-    let on_update = Rc::new(move |partial: Value| {
+    let on_update = Rc::new(move |partial: Rc<Value>| {
         let mut u = sink.borrow_mut();
         if u.accepting {
             u.queue.push_back(partial);
@@ -202,7 +203,7 @@ async fn execute<'t, 'e>(
     });
     let started = env.clock.monotonic();
     let mut running = tool.execute(tool_call_id, args, on_update);
-    let mut settled: Option<(HostResult<Value>, f64)> = None;
+    let mut settled: Option<(HostResult<Rc<Value>>, f64)> = None;
     let mut emitting: Option<HostFuture<'e, ()>> = None;
     let mut update_error = None;
     futures::future::poll_fn(|cx| {
@@ -261,7 +262,7 @@ async fn execute<'t, 'e>(
         }
         // L-104.
         Err(thrown) => Executed {
-            result: error_tool_result(&thrown.message),
+            result: Rc::new(error_tool_result(&thrown.message)),
             is_error: true,
             duration_ms,
         },
@@ -298,7 +299,7 @@ async fn finalize(
         match after {
             // L-110.
             Err(thrown) => {
-                result = error_tool_result(&thrown.message);
+                result = Rc::new(error_tool_result(&thrown.message));
                 is_error = true;
             }
             // L-111.
@@ -326,13 +327,13 @@ async fn finalize(
                 if let Some(e) = a.is_error {
                     is_error = e;
                 }
-                result = Value::Object(o);
+                result = Rc::new(Value::Object(o));
             }
         }
     }
     ToolCallOutcome {
         tool_call: call.clone(),
-        result: Rc::new(result),
+        result,
         is_error,
         duration_ms: Some(duration_ms),
     }
@@ -363,7 +364,7 @@ pub async fn run_tool_call<'e>(
     tool_call: Rc<Value>,
     assistant: &AgentMessage,
     context: &Context,
-    on_update: &(dyn Fn(Value) -> HostFuture<'e, ()> + '_),
+    on_update: &(dyn Fn(Rc<Value>) -> HostFuture<'e, ()> + '_),
 ) -> HostResult<ToolCallOutcome> {
     match prepare(env, context, tools, assistant, &tool_call).await {
         Preparation::Immediate { result } => Ok(immediate(&tool_call, result)),
@@ -472,13 +473,13 @@ pub async fn fail_truncated(host: &Host<'_>, calls: &[Rc<Value>]) -> Result<Batc
 fn update_emitter<'a>(
     host: &'a Host<'a>,
     call: &'a Value,
-) -> impl Fn(Value) -> HostFuture<'a, ()> + 'a {
+) -> impl Fn(Rc<Value>) -> HostFuture<'a, ()> + 'a {
     move |partial| {
         let event = AgentEvent::ToolExecutionUpdate {
             tool_call_id: str_field(call, "id").into(),
             tool_name: str_field(call, "name").into(),
             args: Rc::new(call.get("arguments").cloned().unwrap_or(Value::Null)),
-            partial_result: Rc::new(partial),
+            partial_result: partial,
         };
         host.sink.emit(event)
     }

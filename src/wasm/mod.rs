@@ -1,9 +1,15 @@
 //! The JS binding: the only module that names wasm-bindgen, js-sys or web-sys.
 //! Every export has one shape: convert in, call the core, convert out, one `map_err`.
 
+mod api;
 mod error;
+mod hooks;
+mod host;
+mod js;
 mod sse;
-
-pub use sse::JsSseDecoder as SseDecoder;
+mod stream_fn;
+mod table;
+mod tools;
 
 pub use error::JsResult;
+pub use sse::JsSseDecoder as SseDecoder;

@@ -3,7 +3,8 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::error::{js_error, JsResult};
+use super::error::JsResult;
+use super::js::set;
 use crate::stream::{SseDecoder, SseEvent};
 
 /// Incremental Server-Sent Events decoder (WHATWG event-stream interpretation).
@@ -53,13 +54,15 @@ impl JsSseDecoder {
     }
 
     fn drain(&mut self) -> JsResult<JsValue> {
-        let events = std::mem::take(&mut self.out);
-        serde_wasm_bindgen::to_value(&events).map_err(|e| {
-            js_error(
-                "conversion_failed",
-                &format!("SSE event conversion failed: {e}"),
-            )
-        })
+        let list = js_sys::Array::new();
+        for e in self.out.drain(..) {
+            let o = js_sys::Object::new();
+            set(&o, "type", &JsValue::from_str(&e.event));
+            set(&o, "data", &JsValue::from_str(&e.data));
+            set(&o, "lastEventId", &JsValue::from_str(&e.last_event_id));
+            list.push(&o);
+        }
+        Ok(list.into())
     }
 }
 

@@ -323,13 +323,13 @@ impl AssistantStream for Scripted {
 impl StreamFn for Model {
     fn stream<'a>(
         &'a self,
-        model: &'a Value,
+        model: &'a Rc<Value>,
         context: LlmContext,
         options: StreamOptions,
     ) -> HostFuture<'a, Box<dyn AssistantStream + 'a>> {
         let n = self.requests.borrow().len();
         self.requests.borrow_mut().push(Request {
-            model: model.clone(),
+            model: (**model).clone(),
             messages: context.messages.iter().map(|m| (**m).clone()).collect(),
             api_key: options.api_key.clone(),
             reasoning: options.reasoning.map(|r| r.as_str().to_string()),
@@ -451,14 +451,14 @@ impl Tool for FakeTool {
     fn prepare_arguments(&self, raw: &Value) -> Option<std::result::Result<Value, Thrown>> {
         self.prepare.as_ref().and_then(|f| f(raw))
     }
-    fn execute(&self, id: &str, args: Rc<Value>, on_update: UpdateFn) -> HostFuture<'_, Value> {
+    fn execute(&self, id: &str, args: Rc<Value>, on_update: UpdateFn) -> HostFuture<'_, Rc<Value>> {
         let args = (*args).clone();
         self.calls.borrow_mut().push((id.to_string(), args.clone()));
         self.log.borrow_mut().push(format!("execute:{id}"));
         *self.late_update.borrow_mut() = Some(on_update.clone());
         match &self.behavior {
             Behavior::Return(v) => {
-                let v = v.clone();
+                let v = Rc::new(v.clone());
                 async move { Ok(v) }.boxed_local()
             }
             Behavior::Throw(m) => {
@@ -467,13 +467,13 @@ impl Tool for FakeTool {
             }
             Behavior::Echo => {
                 let text = args.to_string();
-                async move { Ok(text_result(&text)) }.boxed_local()
+                async move { Ok(Rc::new(text_result(&text))) }.boxed_local()
             }
             Behavior::Updates(updates, result) => {
                 for u in updates {
-                    on_update(u.clone());
+                    on_update(Rc::new(u.clone()));
                 }
-                let r = result.clone();
+                let r = Rc::new(result.clone());
                 async move { Ok(r) }.boxed_local()
             }
             Behavior::Gated => {
@@ -489,7 +489,7 @@ impl Tool for FakeTool {
                     if v.get("throw").is_some() {
                         return Err(Thrown::new(v["throw"].as_str().unwrap_or("thrown")));
                     }
-                    Ok(v)
+                    Ok(Rc::new(v))
                 }
                 .boxed_local()
             }
@@ -702,7 +702,11 @@ pub fn config() -> LoopConfig {
 }
 
 pub fn context(messages: Vec<AgentMessage>, tools: Vec<Rc<dyn Tool>>) -> Context {
-    Context { messages, tools }
+    Context {
+        messages,
+        tools,
+        host: None,
+    }
 }
 
 impl World {

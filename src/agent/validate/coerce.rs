@@ -78,10 +78,14 @@ fn try_number(v: &Value) -> Option<f64> {
             if x.is_finite() {
                 return Some(x);
             }
-            match s.to_lowercase().as_str() {
-                "false" => Some(0.0),
-                "true" => Some(1.0),
-                _ => big_of_string(s),
+            // JS lowercases with Unicode rules, but no non-ASCII character lowercases into
+            // these ASCII words, so an ASCII comparison decides the same.
+            if s.eq_ignore_ascii_case("false") {
+                Some(0.0)
+            } else if s.eq_ignore_ascii_case("true") {
+                Some(1.0)
+            } else {
+                big_of_string(s)
             }
         }
         _ => None,
@@ -98,10 +102,9 @@ fn try_boolean(v: &Value) -> Option<bool> {
         },
         Value::Null => Some(false),
         Value::String(s) => {
-            let l = s.to_lowercase();
-            if l == "false" || s == "0" {
+            if s.eq_ignore_ascii_case("false") || s == "0" {
                 Some(false)
-            } else if l == "true" || s == "1" {
+            } else if s.eq_ignore_ascii_case("true") || s == "1" {
                 Some(true)
             } else {
                 None
@@ -117,8 +120,10 @@ fn try_null(v: &Value) -> Option<Value> {
         Value::Number(_) => finite(v) == Some(0.0),
         Value::Null => true,
         Value::String(s) => {
-            let l = s.to_lowercase();
-            l == "undefined" || l == "null" || s.is_empty() || s == "0"
+            s.eq_ignore_ascii_case("undefined")
+                || s.eq_ignore_ascii_case("null")
+                || s.is_empty()
+                || s == "0"
         }
         _ => false,
     };

@@ -1,0 +1,208 @@
+//! The loop's wasm exports, called by the glue in src/js/loop.js with pi's arguments. Each
+//! has the one shape of the binding: convert in, call the core, convert out, one error map.
+//! No export takes `&mut self`, so JS may re-enter (a tool calling `runToolCall`, a
+//! listener starting another run) without a "recursive use" error.
+
+use std::rc::Rc;
+
+use js_sys::{Function, Object};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::error::{js_error, JsResult};
+use super::hooks::{context_from_js, js_messages, JsHooks};
+use super::host::{JsClock, JsPatterns, JsSignal, JsSink};
+use super::js::{call, get, set, settle, to_json};
+use super::stream_fn::JsStreamFn;
+use super::table::Table;
+use crate::agent::{run_agent_loop, run_agent_loop_continue, run_tool_call, ToolEnv};
+use crate::error::{Error, Thrown};
+use crate::io::{Host, HostFuture, LoopConfig, StreamFn, ToolExecution};
+use crate::message::ThinkingLevel;
+
+/// A core error as the value the returned Promise rejects with: a host's thrown value as
+/// it was thrown, anything else a real `Error` with a stable `code`.
+fn to_js(e: Error) -> JsValue {
+    if let Error::Thrown(t) = &e {
+        if let Some(v) = t.payload.as_ref().and_then(|p| p.downcast_ref::<JsValue>()) {
+            return v.clone();
+        }
+    }
+    js_error(e.code(), &e.message())
+}
+
+fn thrown_to_js(t: Thrown) -> JsValue {
+    to_js(Error::Thrown(t))
+}
+
+fn glue_fn(glue: &JsValue, name: &str) -> JsResult<Function> {
+    get(glue, name).dyn_into::<Function>().map_err(|_| {
+        js_error(
+            "invalid_input",
+            &format!("internal glue function {name} is missing"),
+        )
+    })
+}
+
+/// The loop's own reading of `AgentLoopConfig` (L-39).
+fn loop_config(config: &JsValue, table: &Table) -> JsResult<LoopConfig> {
+    if !config.is_object() {
+        return Err(js_error("invalid_input", "config must be an object"));
+    }
+    let model = table
+        .to_rust(&get(config, "model"), "config.model")
+        .map_err(|e| js_error("invalid_input", &e))?;
+    let reasoning = match get(config, "reasoning").as_string() {
+        None => None,
+        Some(r) => Some(ThinkingLevel::parse(&r).ok_or_else(|| {
+            js_error(
+                "invalid_input",
+                &format!("config.reasoning \"{r}\" is not a thinking level"),
+            )
+        })?),
+    };
+    let identity = to_json(&get(config, "identity"), "config.identity")
+        .map_err(|e| js_error("invalid_input", &e))?;
+    Ok(LoopConfig {
+        model,
+        reasoning: reasoning.filter(|r| *r != ThinkingLevel::Off),
+        api_key: get(config, "apiKey").as_string(),
+        identity,
+        tool_execution: if get(config, "toolExecution").as_string().as_deref() == Some("sequential")
+        {
+            ToolExecution::Sequential
+        } else {
+            ToolExecution::Parallel
+        },
+    })
+}
+
+/// `runAgentLoop` / `runAgentLoopContinue` (L-34, L-35).
+#[wasm_bindgen(js_name = runLoop)]
+#[allow(clippy::too_many_arguments)]
+pub async fn run_loop(
+    glue: JsValue,
+    prompts: JsValue,
+    context: JsValue,
+    config: JsValue,
+    emit: JsValue,
+    signal: JsValue,
+    stream_fn: JsValue,
+    is_continue: bool,
+) -> JsResult<JsValue> {
+    let table = Table::new();
+    let emit: Function = emit
+        .dyn_into()
+        .map_err(|_| js_error("invalid_input", "emit must be a function"))?;
+    let ctx = context_from_js(&table, &signal, "context", &context).map_err(thrown_to_js)?;
+    let cfg = loop_config(&config, &table)?;
+    let hooks = JsHooks {
+        config: config.clone(),
+        signal: signal.clone(),
+        table: table.clone(),
+        fixed_context: None,
+    };
+    let js_stream = match stream_fn.dyn_into::<Function>() {
+        Ok(func) => Some(JsStreamFn {
+            func,
+            open: glue_fn(&glue, "openResponse")?,
+            options: glue_fn(&glue, "streamOptions")?,
+            config: config.clone(),
+            emit: emit.clone(),
+            signal: signal.clone(),
+            table: table.clone(),
+        }),
+        Err(_) => None,
+    };
+    let sink = JsSink {
+        emit,
+        table: table.clone(),
+    };
+    let js_signal = JsSignal(signal);
+    let host = Host {
+        clock: &JsClock,
+        patterns: &JsPatterns::default(),
+        signal: Some(&js_signal),
+        sink: &sink,
+        hooks: &hooks,
+        stream_fn: js_stream.as_ref().map(|s| s as &dyn StreamFn),
+    };
+    let out = if is_continue {
+        run_agent_loop_continue(&host, ctx, cfg).await
+    } else {
+        let prompts = js_messages(&table, "prompts", &prompts).map_err(thrown_to_js)?;
+        run_agent_loop(&host, prompts, ctx, cfg).await
+    };
+    out.map(|messages| table.array(&messages).into())
+        .map_err(to_js)
+}
+
+/// `runToolCall(toolCall, options)` (L-38).
+#[wasm_bindgen(js_name = runToolCall)]
+pub async fn run_tool_call_js(
+    _glue: JsValue,
+    tool_call: JsValue,
+    options: JsValue,
+) -> JsResult<JsValue> {
+    let table = Table::new();
+    let signal = get(&options, "signal");
+    let call_rc = table
+        .to_rust(&tool_call, "toolCall")
+        .map_err(|e| js_error("invalid_input", &e))?;
+    let tools_ctx = {
+        let o = Object::new();
+        set(&o, "messages", &js_sys::Array::new());
+        set(&o, "tools", &get(&options, "tools"));
+        context_from_js(&table, &signal, "runToolCall options", &o.into()).map_err(thrown_to_js)?
+    };
+    let assistant = table
+        .to_rust(&get(&options, "assistantMessage"), "assistantMessage")
+        .map_err(|e| js_error("invalid_input", &e))?;
+    let hooks = JsHooks {
+        config: options.clone(),
+        signal: signal.clone(),
+        table: table.clone(),
+        fixed_context: Some(get(&options, "context")),
+    };
+    let js_signal = JsSignal(signal);
+    let patterns = JsPatterns::default();
+    let env = ToolEnv {
+        clock: &JsClock,
+        patterns: &patterns,
+        signal: Some(&js_signal),
+        hooks: &hooks,
+    };
+    let on_update_js = get(&options, "onUpdate").dyn_into::<Function>().ok();
+    let update_table = table.clone();
+    let on_update = move |partial: Rc<Value>| -> HostFuture<'static, ()> {
+        let returned = on_update_js
+            .as_ref()
+            .map(|f| call(f, &[&update_table.to_js(&partial)]));
+        Box::pin(async move {
+            if let Some(r) = returned {
+                settle(r?).await?;
+            }
+            Ok(())
+        })
+    };
+    let context = crate::io::Context::default();
+    let outcome = run_tool_call(
+        &env,
+        &tools_ctx.tools,
+        call_rc,
+        &assistant,
+        &context,
+        &on_update,
+    )
+    .await
+    .map_err(thrown_to_js)?;
+    let o = Object::new();
+    set(&o, "toolCall", &table.to_js(&outcome.tool_call));
+    set(&o, "result", &table.to_js(&outcome.result));
+    set(&o, "isError", &JsValue::from_bool(outcome.is_error));
+    if let Some(d) = outcome.duration_ms {
+        set(&o, "durationMs", &JsValue::from_f64(d));
+    }
+    Ok(o.into())
+}

@@ -1,0 +1,339 @@
+//! The hooks of a JS `AgentLoopConfig` (or `runToolCall` options) as the core's `Hooks`.
+//! Each may be sync or async and may return anything: values are read with the policy of
+//! `agent::hook_values`, and a hook that throws rejects the run with its own thrown value.
+
+use std::rc::Rc;
+
+use js_sys::{Array, Object};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::error::js_error;
+use super::js::{call_method, describe, get, get_fn, set, settle, to_json};
+use super::table::Table;
+use super::tools::JsTool;
+use crate::agent::hook_values;
+use crate::error::{Error, Thrown};
+use crate::io::*;
+use crate::message::AgentMessage;
+
+pub struct JsHooks {
+    pub config: JsValue,
+    pub signal: JsValue,
+    pub table: Rc<Table>,
+    /// For `runToolCall`: the context object its hooks receive, passed through as given.
+    pub fixed_context: Option<JsValue>,
+}
+
+/// A policy error, thrown into the run as a real `Error` with its `code`.
+pub fn rejected(e: Error) -> Thrown {
+    let message = e.message();
+    Thrown {
+        payload: Some(Rc::new(js_error(e.code(), &message))),
+        message,
+    }
+}
+
+/// A JS array of messages, each converted once (identity kept), per the hook policy.
+pub fn js_messages(table: &Table, hook: &str, v: &JsValue) -> Result<Vec<AgentMessage>, Thrown> {
+    if !Array::is_array(v) {
+        return Err(rejected(hook_values::not_an_array(hook, describe(v))));
+    }
+    let arr: &Array = v.unchecked_ref();
+    let mut out = Vec::with_capacity(arr.length() as usize);
+    for (i, m) in arr.iter().enumerate() {
+        if !m.is_object() || !get(&m, "role").is_string() {
+            return Err(rejected(hook_values::not_a_message(hook, i)));
+        }
+        let what = format!("{hook}: message {i}");
+        out.push(
+            table
+                .to_rust(&m, &what)
+                .map_err(|e| rejected(Error::InvalidInput(e)))?,
+        );
+    }
+    Ok(out)
+}
+
+/// `{ messages, tools, ...other keys }` from JS: the caller's object is kept for hooks.
+pub fn context_from_js(
+    table: &Rc<Table>,
+    signal: &JsValue,
+    hook: &str,
+    js: &JsValue,
+) -> Result<Context, Thrown> {
+    if !js.is_object() {
+        return Err(rejected(Error::InvalidInput(format!(
+            "{hook}: context must be an object with a messages array, got {}",
+            describe(js)
+        ))));
+    }
+    let messages = js_messages(
+        table,
+        &format!("{hook}: context.messages"),
+        &get(js, "messages"),
+    )?;
+    let tools_js = get(js, "tools");
+    let mut tools: Vec<Rc<dyn Tool>> = Vec::new();
+    if Array::is_array(&tools_js) {
+        for t in tools_js.unchecked_ref::<Array>().iter() {
+            let tool = JsTool::new(t, signal.clone(), table.clone())
+                .map_err(|e| rejected(Error::InvalidInput(e)))?;
+            tools.push(Rc::new(tool));
+        }
+    } else if !tools_js.is_undefined() && !tools_js.is_null() {
+        return Err(rejected(Error::InvalidInput(format!(
+            "{hook}: context.tools must be an array, got {}",
+            describe(&tools_js)
+        ))));
+    }
+    Ok(Context {
+        messages,
+        tools,
+        host: Some(Rc::new(js.clone())),
+    })
+}
+
+fn json_of(v: &JsValue, what: &str) -> Result<Value, Thrown> {
+    to_json(v, what)
+        .map(|v| v.unwrap_or(Value::Null))
+        .map_err(|e| rejected(Error::InvalidInput(e)))
+}
+
+/// The `context`, `model` and `thinkingLevel` of a `prepareNextTurn`/`prepareRequest` result.
+type UpdateFields = (
+    Option<Context>,
+    Option<Rc<Value>>,
+    Option<crate::message::ThinkingLevel>,
+);
+
+impl JsHooks {
+    fn context_js(&self, c: &Context) -> JsValue {
+        if let Some(f) = &self.fixed_context {
+            return f.clone();
+        }
+        let o = Object::new();
+        if let Some(h) = c.host.as_ref().and_then(|h| h.downcast_ref::<JsValue>()) {
+            if h.is_object() {
+                Object::assign(&o, h.unchecked_ref());
+            }
+        }
+        set(&o, "messages", &self.table.array(&c.messages));
+        let tools: Array = c
+            .tools
+            .iter()
+            .map(|t| {
+                t.host_value()
+                    .and_then(|h| h.downcast_ref::<JsValue>())
+                    .cloned()
+                    .unwrap_or(JsValue::UNDEFINED)
+            })
+            .collect();
+        set(&o, "tools", &tools);
+        o.into()
+    }
+
+    fn turn_js(&self, t: &TurnContext) -> JsValue {
+        let o = Object::new();
+        set(&o, "message", &self.table.to_js(t.message));
+        set(&o, "toolResults", &self.table.array(t.tool_results));
+        set(&o, "context", &self.context_js(t.context));
+        set(&o, "newMessages", &self.table.array(t.new_messages));
+        o.into()
+    }
+
+    /// `config[name](...args)` awaited, or `None` when the hook is not configured.
+    fn hook<'a>(&'a self, name: &'a str, args: Vec<JsValue>) -> Option<HostFuture<'a, JsValue>> {
+        get_fn(&self.config, name)?;
+        let returned = {
+            let refs: Vec<&JsValue> = args.iter().collect();
+            call_method(&self.config, name, &refs)
+        };
+        Some(Box::pin(async move { settle(returned?).await }))
+    }
+
+    fn update_fields(&self, hook: &'static str, v: &JsValue) -> Result<UpdateFields, Thrown> {
+        let context = match get(v, "context") {
+            c if c.is_undefined() || c.is_null() => None,
+            c => Some(context_from_js(&self.table, &self.signal, hook, &c)?),
+        };
+        let model = match get(v, "model") {
+            m if m.is_undefined() || m.is_null() => None,
+            m => Some(
+                self.table
+                    .to_rust(&m, "model")
+                    .map_err(|e| rejected(Error::InvalidInput(e)))?,
+            ),
+        };
+        let level = json_of(&get(v, "thinkingLevel"), "thinkingLevel")?;
+        let level = hook_values::thinking_level(hook, Some(&level)).map_err(rejected)?;
+        Ok((context, model, level))
+    }
+}
+
+impl Hooks for JsHooks {
+    fn convert_to_llm<'a>(
+        &'a self,
+        messages: &'a [AgentMessage],
+    ) -> HostFuture<'a, Vec<AgentMessage>> {
+        let arr = self.table.array(messages);
+        let returned = call_method(&self.config, "convertToLlm", &[&arr]);
+        Box::pin(async move {
+            let v = settle(returned?).await?;
+            js_messages(&self.table, "convertToLlm", &v)
+        })
+    }
+
+    fn transform_context<'a>(
+        &'a self,
+        messages: &'a [AgentMessage],
+    ) -> Option<HostFuture<'a, Vec<AgentMessage>>> {
+        let f = self.hook(
+            "transformContext",
+            vec![self.table.array(messages).into(), self.signal.clone()],
+        )?;
+        Some(Box::pin(async move {
+            js_messages(&self.table, "transformContext", &f.await?)
+        }))
+    }
+
+    fn get_api_key<'a>(&'a self, provider: &'a str) -> Option<HostFuture<'a, Option<String>>> {
+        let f = self.hook("getApiKey", vec![JsValue::from_str(provider)])?;
+        Some(Box::pin(async move {
+            let v = f.await?;
+            Ok(v.as_string().filter(|s| !s.is_empty()))
+        }))
+    }
+
+    fn prepare_next_turn<'a>(
+        &'a self,
+        turn: TurnContext<'a>,
+    ) -> Option<HostFuture<'a, Option<NextTurn>>> {
+        let f = self.hook("prepareNextTurn", vec![self.turn_js(&turn)])?;
+        Some(Box::pin(async move {
+            let v = f.await?;
+            if !v.is_object() {
+                return Ok(None);
+            }
+            let (context, model, thinking_level) = self.update_fields("prepareNextTurn", &v)?;
+            let messages = match get(&v, "messages") {
+                m if m.is_undefined() || m.is_null() => None,
+                m => Some(js_messages(&self.table, "prepareNextTurn", &m)?),
+            };
+            Ok(Some(NextTurn {
+                context,
+                messages,
+                model,
+                thinking_level,
+            }))
+        }))
+    }
+
+    fn prepare_request<'a>(
+        &'a self,
+        request: RequestContext<'a>,
+    ) -> Option<HostFuture<'a, Option<RequestUpdate>>> {
+        let o = Object::new();
+        set(&o, "context", &self.context_js(request.context));
+        set(&o, "model", &self.table.to_js(request.model));
+        set(
+            &o,
+            "thinkingLevel",
+            &JsValue::from_str(request.thinking_level.as_str()),
+        );
+        let f = self.hook("prepareRequest", vec![o.into(), self.signal.clone()])?;
+        Some(Box::pin(async move {
+            let v = f.await?;
+            if !v.is_object() {
+                return Ok(None);
+            }
+            let (context, model, thinking_level) = self.update_fields("prepareRequest", &v)?;
+            Ok(Some(RequestUpdate {
+                context,
+                model,
+                thinking_level,
+            }))
+        }))
+    }
+
+    fn finish_turn<'a>(
+        &'a self,
+        turn: TurnContext<'a>,
+    ) -> Option<HostFuture<'a, Option<TurnDecision>>> {
+        let f = self.hook("finishTurn", vec![self.turn_js(&turn), self.signal.clone()])?;
+        Some(Box::pin(async move {
+            let v = f.await?;
+            let action = get(&v, "action").as_string();
+            Ok(hook_values::turn_decision(
+                &serde_json::json!({ "action": action }),
+            ))
+        }))
+    }
+
+    fn before_tool_call<'a>(
+        &'a self,
+        call: ToolCallContext<'a>,
+    ) -> Option<HostFuture<'a, Option<BeforeToolCallResult>>> {
+        let o = Object::new();
+        set(
+            &o,
+            "assistantMessage",
+            &self.table.to_js(call.assistant_message),
+        );
+        set(&o, "toolCall", &self.table.to_js(call.tool_call));
+        set(&o, "args", &self.table.to_js(call.args));
+        set(&o, "context", &self.context_js(call.context));
+        let f = self.hook("beforeToolCall", vec![o.into(), self.signal.clone()])?;
+        Some(Box::pin(async move {
+            let v = f.await?;
+            let json = json_of(&v, "beforeToolCall's result")?;
+            Ok(hook_values::before_tool_call(&json))
+        }))
+    }
+
+    fn after_tool_call<'a>(
+        &'a self,
+        call: AfterToolCallContext<'a>,
+    ) -> Option<HostFuture<'a, Option<AfterToolCallResult>>> {
+        let o = Object::new();
+        set(
+            &o,
+            "assistantMessage",
+            &self.table.to_js(call.assistant_message),
+        );
+        set(&o, "toolCall", &self.table.to_js(call.tool_call));
+        set(&o, "args", &self.table.to_js(call.args));
+        set(&o, "result", &self.table.to_js(call.result));
+        set(&o, "isError", &JsValue::from_bool(call.is_error));
+        set(&o, "context", &self.context_js(call.context));
+        let f = self.hook("afterToolCall", vec![o.into(), self.signal.clone()])?;
+        Some(Box::pin(async move {
+            let v = f.await?;
+            let json = json_of(&v, "afterToolCall's result")?;
+            Ok(hook_values::after_tool_call(&json))
+        }))
+    }
+
+    fn get_steering_messages(&self) -> Option<HostFuture<'_, Vec<AgentMessage>>> {
+        let f = self.hook("getSteeringMessages", Vec::new())?;
+        Some(Box::pin(async move {
+            queued(&self.table, "getSteeringMessages", f.await?)
+        }))
+    }
+
+    fn get_follow_up_messages(&self) -> Option<HostFuture<'_, Vec<AgentMessage>>> {
+        let f = self.hook("getFollowUpMessages", Vec::new())?;
+        Some(Box::pin(async move {
+            queued(&self.table, "getFollowUpMessages", f.await?)
+        }))
+    }
+}
+
+/// `(await poll()) || []`, then an array of messages.
+fn queued(table: &Table, hook: &str, v: JsValue) -> Result<Vec<AgentMessage>, Thrown> {
+    if !v.is_truthy() {
+        return Ok(Vec::new());
+    }
+    js_messages(table, hook, &v)
+}

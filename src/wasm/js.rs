@@ -1,0 +1,161 @@
+//! Small safe helpers for calling into JS: every call goes through a `catch` binding
+//! (js-sys declares `Function::apply` with `catch`), every
+//! thrown value of any type becomes a [`Thrown`] that keeps the original value, and a
+//! returned value is awaited only when it is a thenable (an await per event costs more
+//! than a whole event otherwise).
+
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Promise, Reflect, JSON};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+use crate::error::Thrown;
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global `String(value)`, which may throw (a throwing `toString`).
+    #[wasm_bindgen(catch, js_name = String)]
+    fn js_string(value: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// `Object.prototype.toString.call(value)`, which never throws.
+    #[wasm_bindgen(js_namespace = ["Object", "prototype", "toString"], js_name = call)]
+    fn object_tag(value: &JsValue) -> JsValue;
+
+    /// `JSON.stringify(value)`, which throws on cycles and BigInt.
+    #[wasm_bindgen(catch, js_namespace = JSON, js_name = stringify)]
+    fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// The text pi uses for a thrown value: `error.message` for an `Error`, else `String(error)`
+/// (which itself may throw, for a symbol-keyed `toString` trap, say).
+pub fn error_text(e: &JsValue) -> String {
+    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
+        return String::from(err.message());
+    }
+    if let Some(s) = e.as_string() {
+        return s;
+    }
+    if e.is_undefined() {
+        return "undefined".into();
+    }
+    if e.is_null() {
+        return "null".into();
+    }
+    // No `new Function` here: Workers forbid code generation from strings.
+    js_string(e)
+        .ok()
+        .and_then(|s| s.as_string())
+        .or_else(|| object_tag(e).as_string())
+        .unwrap_or_else(|| "[unprintable value]".into())
+}
+
+/// A thrown JS value, kept for rethrowing.
+pub fn thrown(e: JsValue) -> Thrown {
+    Thrown {
+        message: error_text(&e),
+        payload: Some(Rc::new(e)),
+    }
+}
+
+/// Calls `f` with `args`; a throw is `Err`.
+pub fn call(f: &Function, args: &[&JsValue]) -> Result<JsValue, Thrown> {
+    let list = Array::new();
+    for a in args {
+        list.push(a);
+    }
+    f.apply(&JsValue::UNDEFINED, &list).map_err(thrown)
+}
+
+/// Calls `obj[name](...args)` with `this = obj`.
+pub fn call_method(obj: &JsValue, name: &str, args: &[&JsValue]) -> Result<JsValue, Thrown> {
+    let f = get(obj, name)
+        .dyn_into::<Function>()
+        .map_err(|_| Thrown::new(format!("{name} is not a function")))?;
+    let list = Array::new();
+    for a in args {
+        list.push(a);
+    }
+    f.apply(obj, &list).map_err(thrown)
+}
+
+/// Awaits `v` if it is a thenable; returns it as is otherwise. A rejection is `Err`.
+pub async fn settle(v: JsValue) -> Result<JsValue, Thrown> {
+    if is_thenable(&v) {
+        JsFuture::from(Promise::resolve(&v)).await.map_err(thrown)
+    } else {
+        Ok(v)
+    }
+}
+
+pub fn is_thenable(v: &JsValue) -> bool {
+    v.is_object() && get(v, "then").is_function()
+}
+
+/// `obj[key]`, `undefined` when absent or when the getter throws.
+pub fn get(obj: &JsValue, key: &str) -> JsValue {
+    if !obj.is_object() && !obj.is_function() {
+        return JsValue::UNDEFINED;
+    }
+    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// `obj[key]` if it is a function.
+pub fn get_fn(obj: &JsValue, key: &str) -> Option<Function> {
+    get(obj, key).dyn_into::<Function>().ok()
+}
+
+pub fn set(obj: &JsValue, key: &str, v: &JsValue) {
+    // Setting on a plain object we created cannot fail.
+    let _ = Reflect::set(obj, &JsValue::from_str(key), v);
+}
+
+/// A JS value as JSON (`JSON.stringify` semantics: `undefined` members and functions
+/// dropped, `toJSON` honoured). `None` for `undefined` and functions; `Err` for cycles or
+/// BigInt, naming `what`.
+pub fn to_json(v: &JsValue, what: &str) -> Result<Option<Value>, String> {
+    if v.is_undefined() || v.is_function() {
+        return Ok(None);
+    }
+    let text = json_stringify(v)
+        .map_err(|e| format!("{what} cannot be converted to JSON: {}", error_text(&e)))?;
+    let Some(text) = text.as_string() else {
+        return Ok(None);
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| format!("{what} cannot be read as JSON: {e}"))
+}
+
+/// A JSON value as a fresh JS value.
+pub fn from_json(v: &Value) -> JsValue {
+    match serde_json::to_string(v) {
+        Ok(text) => JSON::parse(&text).unwrap_or(JsValue::UNDEFINED),
+        Err(_) => JsValue::UNDEFINED,
+    }
+}
+
+/// `typeof`-style description for error messages.
+pub fn describe(v: &JsValue) -> &'static str {
+    if v.is_undefined() {
+        "undefined"
+    } else if v.is_null() {
+        "null"
+    } else if Array::is_array(v) {
+        "an array"
+    } else if v.is_function() {
+        "a function"
+    } else if v.is_string() {
+        "a string"
+    } else if v.as_f64().is_some() {
+        "a number"
+    } else if v.as_bool().is_some() {
+        "a boolean"
+    } else if v.is_object() {
+        "an object"
+    } else {
+        "a value of another type"
+    }
+}

@@ -1,0 +1,112 @@
+//! The identity table of one run: each JS object that enters the core (a message, a tool
+//! result, arguments) is converted once and keeps its identity on the way back out, so the
+//! user's prompt object is the very object in `message_start`, `message_end` and
+//! `agent_end.messages`, and a tool's result object is the one `tool_execution_end`
+//! carries, as in pi. An object the core made is converted once and then reused, so
+//! `message_start` and `message_end` share it too.
+//!
+//! JS → Rust is keyed by a `WeakMap` (JS identity); Rust → JS by the `Rc`'s address, with
+//! the `Rc` kept alive by the table so an address is never reused during the run.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use js_sys::WeakMap;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use super::js::{from_json, to_json};
+
+#[derive(Default)]
+struct Maps {
+    by_index: Vec<(Rc<Value>, JsValue)>,
+    by_ptr: HashMap<usize, usize>,
+}
+
+pub struct Table {
+    ids: WeakMap,
+    maps: RefCell<Maps>,
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Table {
+            ids: WeakMap::new(),
+            maps: RefCell::new(Maps::default()),
+        }
+    }
+}
+
+fn key(rc: &Rc<Value>) -> usize {
+    Rc::as_ptr(rc) as usize
+}
+
+impl Table {
+    pub fn new() -> Rc<Table> {
+        Rc::new(Table::default())
+    }
+
+    fn register(&self, rc: Rc<Value>, js: JsValue) -> usize {
+        let mut m = self.maps.borrow_mut();
+        let i = m.by_index.len();
+        m.by_ptr.insert(key(&rc), i);
+        m.by_index.push((rc, js));
+        i
+    }
+
+    /// The core's value for a JS value: the known one for an object seen before, else a
+    /// conversion (JSON semantics). `Err` names `what` when it is not convertible.
+    pub fn to_rust(&self, js: &JsValue, what: &str) -> Result<Rc<Value>, String> {
+        let is_object = js.is_object();
+        if is_object {
+            if let Some(i) = self.ids.get(js.unchecked_ref()).as_f64() {
+                let m = self.maps.borrow();
+                if let Some((rc, _)) = m.by_index.get(i as usize) {
+                    return Ok(rc.clone());
+                }
+            }
+        }
+        let value = to_json(js, what)?.unwrap_or(Value::Null);
+        let rc = Rc::new(value);
+        if is_object {
+            let i = self.register(rc.clone(), js.clone());
+            self.ids
+                .set(js.unchecked_ref(), &JsValue::from_f64(i as f64));
+        }
+        Ok(rc)
+    }
+
+    /// The JS value for a core value: the original object when it came from JS (or was
+    /// already sent), else a fresh conversion that is remembered.
+    pub fn to_js(&self, rc: &Rc<Value>) -> JsValue {
+        {
+            let m = self.maps.borrow();
+            if let Some(i) = m.by_ptr.get(&key(rc)) {
+                if let Some((_, js)) = m.by_index.get(*i) {
+                    return js.clone();
+                }
+            }
+        }
+        let js = from_json(rc);
+        if js.is_object() {
+            let i = self.register(rc.clone(), js.clone());
+            self.ids
+                .set(js.unchecked_ref(), &JsValue::from_f64(i as f64));
+        }
+        js
+    }
+
+    /// A value the core passes along without reading (a tool's partial result): no
+    /// conversion, and the same JS value comes back out.
+    pub fn opaque(&self, js: JsValue) -> Rc<Value> {
+        let rc = Rc::new(Value::Null);
+        self.register(rc.clone(), js);
+        rc
+    }
+
+    /// A JS array of core values.
+    pub fn array(&self, items: &[Rc<Value>]) -> js_sys::Array {
+        items.iter().map(|m| self.to_js(m)).collect()
+    }
+}
