@@ -1,0 +1,42 @@
+// The one place where this package deliberately differs from pi-agent-core 1.6.0 ([EDGE]
+// items of the spec). The differential suite applies these and nothing else; each is also
+// tested on its own in improvements.test.mjs.
+export const IMPROVEMENTS = [
+  {
+    rule: 'L-175',
+    what: 'After a run rejected, still-running parallel tools emit no late tool_execution_end events.',
+    // pi keeps emitting into the finished run; the traces before the rejection must match.
+    apply(ours, pi) {
+      if (pi.outcome.rejected !== undefined) pi.late = [];
+    },
+  },
+  {
+    rule: 'L-32 / L-171',
+    what: "agentLoop's stream ends with the run's error (iterator throws, result() rejects) instead of never completing.",
+    apply() {},
+  },
+  {
+    rule: 'L-15 / L-85 / L-170',
+    what: 'A response stream that ends with neither a terminal event nor a result ends the turn as an error message instead of hanging.',
+    apply() {},
+  },
+  {
+    rule: 'L-35 / L-172',
+    what: "runAgentLoopContinue never appends to the caller's context.messages array.",
+    apply() {},
+  },
+  {
+    rule: 'L-173',
+    what: "The stream function's final message object is not mutated (thinkingLevel is set on the loop's copy).",
+    apply() {},
+  },
+  {
+    rule: 'hook values',
+    what: 'A hook returning a value of the wrong type fails the run with a clear error where pi would pass it on (see agent/hook_values.rs).',
+    apply() {},
+  },
+];
+
+export function applyImprovements(ours, pi) {
+  for (const i of IMPROVEMENTS) i.apply(ours, pi);
+}

@@ -1,0 +1,321 @@
+// Seeded loop scenarios, run unchanged through an implementation's API (ours or
+// pi-agent-core 1.6.0's). A scenario is plain data; `runScenario(impl, scenario)` builds the
+// stream function, tools and hooks from it and records what an observer can see: every
+// event (as JSON at emit time), what each stream-function call received, and the returned
+// messages or the rejection.
+
+/** mulberry32: a small deterministic PRNG. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (n) => Math.floor(next() * n),
+    pick: (xs) => xs[Math.floor(next() * xs.length)],
+    chance: (p) => next() < p,
+  };
+}
+
+const usage = { input: 2, output: 3, cacheRead: 0, cacheWrite: 0, totalTokens: 5, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const text = (t) => ({ type: 'text', text: t });
+
+const TOOL_NAMES = ['calc', 'search', 'write', 'stop', 'flaky'];
+const PARAMS = {
+  calc: { type: 'object', properties: { n: { type: 'number' }, m: { type: 'integer' } }, required: ['n'] },
+  search: { type: 'object', properties: { q: { type: 'string', minLength: 1 } }, required: ['q'], additionalProperties: false },
+  write: { type: 'object', properties: { path: { type: 'string' }, lines: { type: 'array', items: { type: 'string' } } } },
+  stop: { type: 'object', properties: {} },
+  flaky: { type: 'object', properties: { level: { enum: ['low', 'high'] } } },
+};
+const ARGS = {
+  calc: [{ n: 2 }, { n: '41', m: '3.7' }, { m: 1 }, { n: 'x' }],
+  search: [{ q: 'cats' }, { q: '' }, { q: 'a', extra: 1 }, {}],
+  write: [{ path: 'a.txt', lines: 'one' }, { path: 'b', lines: ['x', 2] }, {}],
+  stop: [{}],
+  flaky: [{ level: 'low' }, { level: 'mid' }, {}],
+};
+
+/** A random scenario for `seed`. */
+export function generate(seed) {
+  const r = rng(seed);
+  const toolNames = TOOL_NAMES.filter(() => r.chance(0.6));
+  const tools = toolNames.map((name) => ({
+    name,
+    mode: r.chance(0.15) ? 'sequential' : r.chance(0.1) ? 'parallel' : undefined,
+    // Tools settle in the order of this rank (see `scheduler`), not of an implementation's
+    // microtask count.
+    delay: r.pick([1, 3, 6]),
+    behavior: name === 'stop' ? 'terminate' : r.pick(['echo', 'echo', 'throw', 'throwString', 'isError', 'updates', 'noContent', 'rejectUndefined']),
+    prepare: name === 'write' && r.chance(0.3),
+  }));
+  const responses = [];
+  const nResponses = 1 + r.int(4);
+  for (let i = 0; i < nResponses; i++) {
+    const content = [];
+    if (r.chance(0.3)) content.push({ type: 'thinking', thinking: `think ${i}`, thinkingSignature: 'sig' });
+    if (r.chance(0.7)) content.push(text(`answer ${i}`));
+    const nCalls = r.chance(0.6) ? 1 + r.int(3) : 0;
+    for (let c = 0; c < nCalls; c++) {
+      const name = r.chance(0.85) && toolNames.length > 0 ? r.pick(toolNames) : r.pick(TOOL_NAMES.concat(['ghost']));
+      const args = name === 'ghost' ? {} : r.pick(ARGS[name]);
+      const call = { type: 'toolCall', id: `call_${i}_${c}`, name, arguments: structuredClone(args) };
+      if (r.chance(0.05)) call.argumentsError = 'Unexpected end of JSON input';
+      content.push(call);
+    }
+    const stopReason = r.chance(0.06) ? 'length' : r.chance(0.06) ? 'error' : nCalls > 0 ? 'toolUse' : 'stop';
+    responses.push({ content, stopReason, start: r.chance(0.9) });
+  }
+  const queue = () => (r.chance(0.3) ? [[], [{ role: 'user', content: [text('queued')], timestamp: 5 }]] : undefined);
+  return {
+    seed,
+    prompts: [
+      ...(r.chance(0.15) ? [{ role: 'note', text: 'custom', timestamp: 2 }] : []),
+      { role: 'user', content: r.chance(0.5) ? 'hello' : [text('hello')], timestamp: 1 },
+    ],
+    context: r.chance(0.2) ? [{ role: 'system', content: 'be brief', timestamp: 0 }] : [],
+    tools,
+    responses,
+    toolExecution: r.chance(0.25) ? 'sequential' : undefined,
+    reasoning: r.pick([undefined, undefined, 'low', 'high']),
+    apiKey: r.chance(0.3) ? 'static-key' : undefined,
+    hooks: {
+      getApiKey: r.chance(0.2) ? r.pick(['dynamic', '']) : undefined,
+      transformContext: r.chance(0.15),
+      before: r.chance(0.3) ? r.pick(['blockSearch', 'blockAllTerminate', 'mutateArgs', 'throw']) : undefined,
+      after: r.chance(0.3) ? r.pick(['replaceContent', 'flipError', 'throw', 'undefined']) : undefined,
+      finish: r.chance(0.25) ? r.pick(['continueOnce', 'endAfterTools', 'junk', 'throw']) : undefined,
+      convertThrows: r.chance(0.03),
+      nextTurn: r.chance(0.15) ? r.pick(['inject', 'level', 'nothing']) : undefined,
+      prepareRequest: r.chance(0.15) ? r.pick(['off', 'nothing']) : undefined,
+      steering: queue(),
+      followUps: queue(),
+    },
+    abortAt: r.chance(0.12) ? r.pick(['tool_execution_start', 'message_end', 'turn_start']) : undefined,
+    throwAt: r.chance(0.05) ? r.pick(['turn_start', 'message_update', 'tool_execution_end', 'turn_end', 'agent_end']) : undefined,
+    continueRun: r.chance(0.1),
+  };
+}
+
+const clone = (v) => JSON.parse(JSON.stringify(v));
+
+/** Loop-made timestamps and durations vary between runs; inputs use small ones. */
+export function normalize(v) {
+  if (v === undefined) return undefined;
+  return JSON.parse(JSON.stringify(v), (k, x) => {
+    if (k === 'timestamp' && typeof x === 'number' && x > 1e12) return 'NOW';
+    if (k === 'durationMs' && typeof x === 'number') return 'DURATION';
+    return x;
+  });
+}
+
+function assistant(spec, stopReason) {
+  return {
+    role: 'assistant', content: clone(spec.content), api: 'test-api', provider: 'test-provider', model: 'test-model',
+    usage, stopReason, ...(stopReason === 'error' ? { errorMessage: 'provider failed' } : {}),
+    ...(stopReason === 'aborted' ? { errorMessage: 'Request was aborted' } : {}), timestamp: Date.now(),
+  };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Releases waiting tools one per macrotask, lowest rank first (then first come): all tools
+ * of a parallel batch start in one macrotask in both implementations, and every microtask
+ * a completion causes has run before the next release, so completion order is the same in
+ * both whatever their microtask counts.
+ */
+function scheduler() {
+  const waiting = [];
+  let seq = 0;
+  let running = true;
+  (async () => {
+    while (running) {
+      await sleep(0);
+      if (waiting.length === 0) continue;
+      waiting.sort((a, b) => a.rank - b.rank || a.seq - b.seq);
+      waiting.shift().resolve();
+    }
+  })();
+  return {
+    wait: (rank) => new Promise((resolve) => waiting.push({ rank, seq: seq++, resolve })),
+    stop: async () => {
+      // Tools still waiting after a rejected run finish before the next scenario starts.
+      while (waiting.length > 0) {
+        waiting.shift().resolve();
+        await sleep(0);
+      }
+      running = false;
+    },
+  };
+}
+
+/**
+ * Runs `scenario` through `impl` ({ runAgentLoop, runAgentLoopContinue,
+ * createAssistantMessageEventStream }). Resolves with the observable record.
+ */
+export async function runScenario(impl, scenario) {
+  const events = [];
+  const requests = [];
+  const log = [];
+  const responses = [...scenario.responses];
+  const controller = new AbortController();
+  const steering = scenario.hooks.steering ? clone(scenario.hooks.steering) : undefined;
+  const followUps = scenario.hooks.followUps ? clone(scenario.hooks.followUps) : undefined;
+  let turns = 0;
+  let continued = false;
+  const clock = scheduler();
+
+  const streamFn = (model, context, options) => {
+    requests.push({
+      messages: normalize(context.messages),
+      keys: Object.keys(context),
+      apiKey: options.apiKey,
+      reasoning: options.reasoning,
+      identity: options.identity,
+      model: model.id,
+    });
+    const stream = impl.createAssistantMessageEventStream();
+    const spec = responses.shift() ?? { content: [text('done')], stopReason: 'stop', start: true };
+    const stopReason = options.signal?.aborted ? 'aborted' : spec.stopReason;
+    const final = assistant(stopReason === 'aborted' ? { content: [] } : spec, stopReason);
+    (async () => {
+      await Promise.resolve();
+      const partial = { ...clone(final), content: [], stopReason: 'pending' };
+      if (spec.start) stream.push({ type: 'start', partial: clone(partial) });
+      final.content.forEach((block, i) => {
+        if (block.type === 'text' || block.type === 'thinking') {
+          const key = block.type;
+          partial.content.push({ ...block, [key]: '' });
+          stream.push({ type: `${key}_start`, contentIndex: i, partial: clone(partial) });
+          for (const piece of block[key].split(' ')) {
+            partial.content[i][key] += piece;
+            stream.push({ type: `${key}_delta`, contentIndex: i, delta: piece, partial: clone(partial) });
+          }
+          partial.content[i][key] = block[key];
+          stream.push({ type: `${key}_end`, contentIndex: i, content: block[key], partial: clone(partial) });
+        } else if (block.type === 'toolCall') {
+          partial.content.push(clone(block));
+          stream.push({ type: 'toolcall_start', contentIndex: i, partial: clone(partial) });
+          stream.push({ type: 'toolcall_end', contentIndex: i, toolCall: clone(block), partial: clone(partial) });
+        }
+      });
+      if (stopReason === 'error' || stopReason === 'aborted') stream.push({ type: 'error', reason: stopReason, error: final });
+      else stream.push({ type: 'done', reason: stopReason, message: final });
+    })();
+    return stream;
+  };
+
+  const tools = scenario.tools.map((t) => ({
+    name: t.name,
+    label: t.name,
+    description: `the ${t.name} tool`,
+    parameters: PARAMS[t.name],
+    ...(t.mode ? { executionMode: t.mode } : {}),
+    ...(t.prepare ? { prepareArguments: (raw) => (raw && typeof raw.lines === 'string' ? { ...raw, lines: [raw.lines] } : raw) } : {}),
+    async execute(id, args, signal, onUpdate) {
+      log.push(`execute ${id}`);
+      if (t.behavior === 'updates') onUpdate({ content: [text('25%')], details: {} });
+      await clock.wait(t.delay);
+      switch (t.behavior) {
+        case 'throw': throw new Error(`${t.name} failed`);
+        case 'throwString': throw `${t.name} threw a string`;
+        case 'rejectUndefined': return Promise.reject(undefined);
+        case 'isError': return { content: [text('soft failure')], details: { code: 7 }, isError: true };
+        case 'noContent': return { details: { only: 'details' } };
+        case 'terminate': return { content: [text('stopping')], details: {}, terminate: true };
+        case 'updates':
+          onUpdate({ content: [text('75%')], details: {} });
+          return { content: [text(`done ${JSON.stringify(args)}`)], details: {} };
+        default: return { content: [text(JSON.stringify(args))], details: { id } };
+      }
+    },
+  }));
+
+  const h = scenario.hooks;
+  const config = {
+    model: { id: 'test-model', api: 'test-api', provider: 'test-provider' },
+    convertToLlm: (messages) => {
+      if (h.convertThrows) throw new TypeError('convertToLlm exploded');
+      return messages.filter((m) => ['system', 'user', 'assistant', 'toolResult'].includes(m.role));
+    },
+    ...(scenario.toolExecution ? { toolExecution: scenario.toolExecution } : {}),
+    ...(scenario.reasoning ? { reasoning: scenario.reasoning } : {}),
+    ...(scenario.apiKey ? { apiKey: scenario.apiKey } : {}),
+    ...(h.getApiKey !== undefined ? { getApiKey: async () => h.getApiKey } : {}),
+    ...(h.transformContext ? { transformContext: async (messages) => messages.filter((m) => m.role !== 'system' || m.toolsAdded) } : {}),
+    ...(steering ? { getSteeringMessages: async () => steering.shift() ?? [] } : {}),
+    ...(followUps ? { getFollowUpMessages: async () => followUps.shift() ?? [] } : {}),
+  };
+  if (h.before) {
+    config.beforeToolCall = async ({ toolCall, args }) => {
+      if (h.before === 'throw' && toolCall.name === 'calc') throw new Error('before hook failed');
+      if (h.before === 'blockSearch' && toolCall.name === 'search') return { block: true, reason: 'search is disabled' };
+      if (h.before === 'blockAllTerminate') return { block: true, terminate: true };
+      if (h.before === 'mutateArgs' && args && typeof args === 'object') args.injected = true;
+      return undefined;
+    };
+  }
+  if (h.after) {
+    config.afterToolCall = async ({ toolCall, isError }) => {
+      if (h.after === 'throw' && toolCall.name === 'search') throw new Error('after hook failed');
+      if (h.after === 'replaceContent') return { content: [text('replaced')] };
+      if (h.after === 'flipError') return { isError: !isError };
+      return undefined;
+    };
+  }
+  if (h.finish) {
+    config.finishTurn = async (turn) => {
+      turns += 1;
+      if (h.finish === 'continueOnce' && !continued) {
+        continued = true;
+        return { action: 'continue' };
+      }
+      if (h.finish === 'endAfterTools' && turn.toolResults.length > 0) return { action: 'end' };
+      if (h.finish === 'junk') return { action: 'explode' };
+      if (h.finish === 'throw' && turns > 1) throw new Error('finishTurn failed');
+      return undefined;
+    };
+  }
+  if (h.nextTurn) {
+    config.prepareNextTurn = async () => {
+      if (h.nextTurn === 'inject') return { messages: [{ role: 'user', content: [text('prepared')], timestamp: 6 }] };
+      if (h.nextTurn === 'level') return { thinkingLevel: 'off' };
+      return undefined;
+    };
+  }
+  if (h.prepareRequest) {
+    config.prepareRequest = async () => (h.prepareRequest === 'off' ? { thinkingLevel: 'off' } : undefined);
+  }
+
+  let aborted = false;
+  const emit = async (event) => {
+    events.push(normalize(event));
+    if (scenario.throwAt === event.type) throw new Error(`listener failed at ${event.type}`);
+    if (!aborted && scenario.abortAt === event.type) {
+      aborted = true;
+      controller.abort();
+    }
+  };
+
+  const context = { messages: clone(scenario.context), tools };
+  let outcome;
+  try {
+    const messages = scenario.continueRun
+      ? await impl.runAgentLoopContinue({ ...context, messages: [...context.messages, ...clone(scenario.prompts)] }, config, emit, controller.signal, streamFn)
+      : await impl.runAgentLoop(clone(scenario.prompts), context, config, emit, controller.signal, streamFn);
+    outcome = { messages: normalize(messages) };
+  } catch (error) {
+    outcome = { rejected: error instanceof Error ? error.message : String(error) };
+  }
+  const settled = events.length;
+  await clock.stop();
+  // Events emitted after the run settled (pi: still-running parallel tools of a rejected
+  // run, L-175) are reported apart.
+  return { events: events.slice(0, settled), late: events.slice(settled), requests, outcome, log };
+}
