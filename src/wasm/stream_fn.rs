@@ -95,7 +95,7 @@ impl AssistantStream for JsResponse {
             }
             let partial = self
                 .table
-                .to_rust(&step, "a start event's partial")
+                .snapshot(&step, "a start event's partial")
                 .map_err(crate::error::Thrown::new)?;
             let partial: Partial = Rc::new(std::cell::RefCell::new((*partial).clone()));
             Ok(Some(AssistantMessageEvent::Start { partial }))
@@ -110,7 +110,7 @@ impl AssistantStream for JsResponse {
             }
             let m = self
                 .table
-                .to_rust(&r, "the stream's result")
+                .snapshot(&r, "the stream's result")
                 .map_err(crate::error::Thrown::new)?;
             Ok(Some(m))
         })

@@ -7,6 +7,10 @@
 //!
 //! JS → Rust is keyed by a `WeakMap` (JS identity); Rust → JS by the `Rc`'s address, with
 //! the `Rc` kept alive by the table so an address is never reused during the run.
+//!
+//! The core's copy is taken when an object is first seen. An object changed in place after
+//! that keeps its old content on the Rust side (JS still gets the object itself); objects
+//! known to change, such as a stream's live partial, are converted with `snapshot` instead.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -75,6 +79,12 @@ impl Table {
                 .set(js.unchecked_ref(), &JsValue::from_f64(i as f64));
         }
         Ok(rc)
+    }
+
+    /// A conversion that is not remembered, for objects that keep changing after they are
+    /// seen (a response stream's live partial, which pi-ai mutates into the final message).
+    pub fn snapshot(&self, js: &JsValue, what: &str) -> Result<Rc<Value>, String> {
+        Ok(Rc::new(to_json(js, what)?.unwrap_or(Value::Null)))
     }
 
     /// The JS value for a core value: the original object when it came from JS (or was

@@ -69,7 +69,8 @@ export function generate(seed) {
       content.push(call);
     }
     const stopReason = r.chance(0.06) ? 'length' : r.chance(0.06) ? 'error' : nCalls > 0 ? 'toolUse' : 'stop';
-    responses.push({ content, stopReason, start: r.chance(0.9) });
+    // Like pi-ai's providers, a live partial may be one object mutated into the final message.
+    responses.push({ content, stopReason, start: r.chance(0.9), live: r.chance(0.4) });
   }
   const queue = () => (r.chance(0.3) ? [[], [{ role: 'user', content: [text('queued')], timestamp: 5 }]] : undefined);
   return {
@@ -187,26 +188,46 @@ export async function runScenario(impl, scenario) {
     (async () => {
       await Promise.resolve();
       const partial = { ...clone(final), content: [], stopReason: 'pending' };
-      if (spec.start) stream.push({ type: 'start', partial: clone(partial) });
+      const snap = spec.live ? () => partial : () => clone(partial);
+      // Each step changes the partial and pushes an event. A live response runs one step per
+      // macrotask, so the consumer reads the shared partial before it changes again (as with
+      // a network stream); the others run all at once.
+      const steps = [];
+      if (spec.start) steps.push(() => stream.push({ type: 'start', partial: snap() }));
       final.content.forEach((block, i) => {
         if (block.type === 'text' || block.type === 'thinking') {
           const key = block.type;
-          partial.content.push({ ...block, [key]: '' });
-          stream.push({ type: `${key}_start`, contentIndex: i, partial: clone(partial) });
+          steps.push(() => {
+            partial.content.push({ ...block, [key]: '' });
+            stream.push({ type: `${key}_start`, contentIndex: i, partial: snap() });
+          });
           for (const piece of block[key].split(' ')) {
-            partial.content[i][key] += piece;
-            stream.push({ type: `${key}_delta`, contentIndex: i, delta: piece, partial: clone(partial) });
+            steps.push(() => {
+              partial.content[i][key] += piece;
+              stream.push({ type: `${key}_delta`, contentIndex: i, delta: piece, partial: snap() });
+            });
           }
-          partial.content[i][key] = block[key];
-          stream.push({ type: `${key}_end`, contentIndex: i, content: block[key], partial: clone(partial) });
+          steps.push(() => {
+            partial.content[i][key] = block[key];
+            stream.push({ type: `${key}_end`, contentIndex: i, content: block[key], partial: snap() });
+          });
         } else if (block.type === 'toolCall') {
-          partial.content.push(clone(block));
-          stream.push({ type: 'toolcall_start', contentIndex: i, partial: clone(partial) });
-          stream.push({ type: 'toolcall_end', contentIndex: i, toolCall: clone(block), partial: clone(partial) });
+          steps.push(() => {
+            partial.content.push(clone(block));
+            stream.push({ type: 'toolcall_start', contentIndex: i, partial: snap() });
+          });
+          steps.push(() => stream.push({ type: 'toolcall_end', contentIndex: i, toolCall: clone(block), partial: snap() }));
         }
       });
-      if (stopReason === 'error' || stopReason === 'aborted') stream.push({ type: 'error', reason: stopReason, error: final });
-      else stream.push({ type: 'done', reason: stopReason, message: final });
+      steps.push(() => {
+        const message = spec.live ? Object.assign(partial, { ...final, content: partial.content }) : final;
+        if (stopReason === 'error' || stopReason === 'aborted') stream.push({ type: 'error', reason: stopReason, error: message });
+        else stream.push({ type: 'done', reason: stopReason, message });
+      });
+      for (const step of steps) {
+        if (spec.live) await new Promise((r) => setImmediate(r));
+        step();
+      }
     })();
     return stream;
   };

@@ -1,0 +1,87 @@
+// Each deliberate difference from pi-agent-core 1.6.0 (tests/js/shared/improvements.mjs),
+// shown side by side: pi's behaviour, then ours.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as ours from 'pi-agent-wasm';
+import * as piCore from '@earendil-works/pi-agent-core';
+import { createAssistantMessageEventStream as piStream } from '@earendil-works/pi-ai';
+import { IMPROVEMENTS } from './shared/improvements.mjs';
+
+const pi = { ...piCore, createAssistantMessageEventStream: piStream };
+const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const A = (content, stopReason = 'stop') => ({ role: 'assistant', content, api: 'a', provider: 'p', model: 'm', usage, stopReason, timestamp: Date.now() });
+const user = { role: 'user', content: 'hi', timestamp: 1 };
+const config = { model: { id: 'm', api: 'a', provider: 'p' }, convertToLlm: (m) => m };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const TIMEOUT = Symbol('still pending');
+const settledWithin = (p, ms) => Promise.race([p.then((v) => ({ v }), (e) => ({ e })), sleep(ms).then(() => TIMEOUT)]);
+
+function streamOf(impl, finals) {
+  let i = 0;
+  return () => {
+    const s = impl.createAssistantMessageEventStream();
+    const final = finals[i++] ?? A([{ type: 'text', text: 'done' }]);
+    queueMicrotask(() => s.push({ type: 'done', reason: final.stopReason, message: final }));
+    return s;
+  };
+}
+
+test('the list of improvements names each rule once', () => {
+  const rules = IMPROVEMENTS.map((i) => i.rule);
+  assert.equal(new Set(rules).size, rules.length);
+  assert.ok(rules.includes('L-175'));
+});
+
+test('L-175: after a rejected run, slow parallel tools emit no late events', async () => {
+  for (const [impl, expectLate] of [[pi, true], [ours, false]]) {
+    const events = [];
+    const slow = { name: 'slow', label: 's', description: 's', parameters: { type: 'object' }, execute: async () => { await sleep(20); return { content: [], details: {} }; } };
+    const fast = { name: 'fast', label: 'f', description: 'f', parameters: { type: 'object' }, execute: async () => ({ content: [], details: {} }) };
+    const run = impl.runAgentLoop([user], { messages: [], tools: [slow, fast] }, config, async (e) => {
+      events.push(e.type);
+      if (e.type === 'tool_execution_end') throw new Error('listener failed');
+    }, undefined, streamOf(impl, [A([{ type: 'toolCall', id: 'a', name: 'slow', arguments: {} }, { type: 'toolCall', id: 'b', name: 'fast', arguments: {} }], 'toolUse')]));
+    await assert.rejects(run, /listener failed/);
+    const atRejection = events.length;
+    await sleep(40);
+    assert.equal(events.length > atRejection, expectLate, impl === pi ? 'pi emits late' : 'ours does not');
+  }
+});
+
+test("L-172: runAgentLoopContinue appends to the caller's array in pi, not here", async () => {
+  for (const [impl, grows] of [[pi, true], [ours, false]]) {
+    const messages = [user];
+    await impl.runAgentLoopContinue({ messages }, config, () => {}, undefined, streamOf(impl, []));
+    assert.equal(messages.length > 1, grows);
+  }
+});
+
+test("L-173: pi stamps thinkingLevel on the stream function's own message; we leave it alone", async () => {
+  for (const [impl, mutated] of [[pi, true], [ours, false]]) {
+    const final = A([{ type: 'text', text: 'x' }]);
+    await impl.runAgentLoop([user], { messages: [] }, { ...config, reasoning: 'low' }, () => {}, undefined, streamOf(impl, [final]));
+    assert.equal('thinkingLevel' in final, mutated);
+  }
+});
+
+test('L-32/L-171: when the run rejects, agentLoop consumers get the error instead of waiting forever', async () => {
+  // pi's agentLoop leaves the stream open and the rejection unhandled (spec L-32, verified);
+  // that unhandled rejection would fail this test process, so only ours runs here.
+  const stream = ours.agentLoop([user], { messages: [] }, { ...config, convertToLlm: () => { throw new Error('convert failed'); } }, undefined, streamOf(ours, []));
+  const outcome = await settledWithin(stream.result(), 50);
+  assert.notEqual(outcome, TIMEOUT);
+  assert.match(outcome.e.message, /convert failed/);
+});
+
+test('L-15/L-170: a stream ended without result hangs pi; ours ends the turn with an error message', async () => {
+  for (const [impl, hangs] of [[pi, true], [ours, false]]) {
+    const streamFn = () => {
+      const s = impl.createAssistantMessageEventStream();
+      queueMicrotask(() => s.end());
+      return s;
+    };
+    const outcome = await settledWithin(impl.runAgentLoop([user], { messages: [] }, config, () => {}, undefined, streamFn), 50);
+    assert.equal(outcome === TIMEOUT, hangs);
+    if (!hangs) assert.equal(outcome.v.at(-1).stopReason, 'error');
+  }
+});
