@@ -14,3 +14,78 @@ decoder.free();
 decoder.feed('data: x');
 
 export { names, truncated, retry };
+
+// ---- the loop API, typed as a pi user would write it ----
+import {
+  agentLoop,
+  runAgentLoop,
+  runToolCall,
+  createAssistantMessageEventStream,
+  setDefaultStreamFn,
+  type AgentTool,
+  type AgentEvent,
+  type AgentLoopConfig,
+  type AgentMessage,
+  type AssistantMessage,
+  type Model,
+  type StreamFn,
+} from 'pi-agent-wasm';
+
+const model: Model = {
+  id: 'm', name: 'M', api: 'openai-completions', provider: 'local', baseUrl: 'http://127.0.0.1:1/v1',
+  reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100,
+};
+
+const calc: AgentTool<{ a: number; b: number }, { product: number }> = {
+  name: 'calc',
+  label: 'Calculator',
+  description: 'Multiplies',
+  parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+  async execute(_id, { a, b }, _signal, onUpdate) {
+    onUpdate?.({ content: [{ type: 'text', text: 'working' }], details: { product: 0 } });
+    return { content: [{ type: 'text', text: String(a * b) }], details: { product: a * b } };
+  },
+};
+
+const streamFn: StreamFn = (m, context) => {
+  const s = createAssistantMessageEventStream();
+  const message: AssistantMessage = {
+    role: 'assistant', content: [{ type: 'text', text: `${context.messages.length}` }], api: m.api, provider: m.provider,
+    model: m.id, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: 'stop', timestamp: Date.now(),
+  };
+  s.push({ type: 'done', reason: 'stop', message });
+  return s;
+};
+setDefaultStreamFn(streamFn);
+
+const config: AgentLoopConfig = {
+  model,
+  convertToLlm: (messages) => messages.filter((m): m is Exclude<AgentMessage, never> => 'role' in m) as never,
+  beforeToolCall: async ({ toolCall }) => (toolCall.name === 'rm' ? { block: true, reason: 'no' } : undefined),
+  finishTurn: () => ({ action: 'end' }),
+  temperature: 0.2,
+};
+
+function onEvent(event: AgentEvent): void {
+  switch (event.type) {
+    case 'message_update':
+      if (event.assistantMessageEvent.type === 'text_delta') console.log(event.assistantMessageEvent.delta);
+      break;
+    case 'tool_execution_end':
+      console.log(event.toolName, event.isError, event.durationMs ?? 0);
+      break;
+    case 'agent_end':
+      console.log(event.messages.length);
+      break;
+  }
+}
+
+export async function typedRun(): Promise<number> {
+  const messages: AgentMessage[] = await runAgentLoop([{ role: 'user', content: 'hi', timestamp: 1 }], { messages: [], tools: [calc] }, config, onEvent);
+  for await (const e of agentLoop([{ role: 'user', content: 'again', timestamp: 2 }], { messages }, config)) onEvent(e);
+  const outcome = await runToolCall({ type: 'toolCall', id: 'x', name: 'calc', arguments: { a: 2, b: 3 } }, {
+    tools: [calc], assistantMessage: messages[1] as AssistantMessage, context: { messages },
+  });
+  return outcome.isError ? 0 : messages.length;
+}
