@@ -25,12 +25,6 @@ export function getDefaultStreamFn() {
   return defaultStreamFn;
 }
 
-const UPDATES = new Set([
-  'text_start', 'text_delta', 'text_end',
-  'thinking_start', 'thinking_delta', 'thinking_end',
-  'toolcall_start', 'toolcall_delta', 'toolcall_end',
-]);
-
 // What Response#next returns to wasm: the end of the stream, a terminal event, or (as an
 // object) the partial of a `start` event.
 const FINISHED = 0;
@@ -51,23 +45,34 @@ class Response {
   }
 
   async next() {
+    // The hot path: one iteration per streamed delta. Fields are read into locals once.
+    const iterator = this.#iterator;
+    const emit = this.#emit;
+    const started = this.#started;
     for (;;) {
-      const step = await this.#iterator.next();
+      const step = await iterator.next();
       if (step.done) return FINISHED;
       const event = step.value;
-      const type = event?.type;
-      if (type === 'start') {
-        this.#started = true;
-        return event.partial;
-      }
-      if (type === 'done' || type === 'error') {
-        this.#terminal = true;
-        return TERMINAL;
-      }
-      // Updates before any `start` are dropped; unknown types are ignored (L-83).
-      if (this.#started && UPDATES.has(type)) {
-        const pending = this.#emit({ type: 'message_update', assistantMessageEvent: event, message: { ...event.partial } });
-        if (pending && typeof pending.then === 'function') await pending;
+      switch (event?.type) {
+        case 'start':
+          this.#started = true;
+          return event.partial;
+        case 'done':
+        case 'error':
+          this.#terminal = true;
+          return TERMINAL;
+        case 'text_start': case 'text_delta': case 'text_end':
+        case 'thinking_start': case 'thinking_delta': case 'thinking_end':
+        case 'toolcall_start': case 'toolcall_delta': case 'toolcall_end': {
+          // Updates before any `start` are dropped (L-83).
+          if (!started) break;
+          const pending = emit({ type: 'message_update', assistantMessageEvent: event, message: { ...event.partial } });
+          if (pending !== undefined && typeof pending.then === 'function') await pending;
+          break;
+        }
+        default:
+          // Unknown event types are ignored (L-83).
+          break;
       }
     }
   }

@@ -36,7 +36,7 @@ fn thrown_to_js(t: Thrown) -> JsValue {
     to_js(Error::Thrown(t))
 }
 
-fn glue_fn(glue: &JsValue, name: &str) -> JsResult<Function> {
+fn glue_fn(glue: &JsValue, name: &'static str) -> JsResult<Function> {
     get(glue, name).dyn_into::<Function>().map_err(|_| {
         js_error(
             "invalid_input",

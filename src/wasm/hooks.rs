@@ -144,7 +144,11 @@ impl JsHooks {
     }
 
     /// `config[name](...args)` awaited, or `None` when the hook is not configured.
-    fn hook<'a>(&'a self, name: &'a str, args: Vec<JsValue>) -> Option<HostFuture<'a, JsValue>> {
+    fn hook<'a>(
+        &'a self,
+        name: &'static str,
+        args: Vec<JsValue>,
+    ) -> Option<HostFuture<'a, JsValue>> {
         get_fn(&self.config, name)?;
         let returned = {
             let refs: Vec<&JsValue> = args.iter().collect();

@@ -77,9 +77,9 @@ pub struct JsSink {
     pub table: Rc<Table>,
 }
 
-fn obj(kind: &str) -> JsValue {
+fn obj(kind: &'static str) -> JsValue {
     let o = js_sys::Object::new();
-    super::js::set(&o, "type", &JsValue::from_str(kind));
+    super::js::set(&o, "type", &super::js::key(kind));
     o.into()
 }
 

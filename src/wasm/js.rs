@@ -4,6 +4,8 @@
 //! returned value is awaited only when it is a thenable (an await per event costs more
 //! than a whole event otherwise).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Promise, Reflect, JSON};
@@ -70,7 +72,11 @@ pub fn call(f: &Function, args: &[&JsValue]) -> Result<JsValue, Thrown> {
 }
 
 /// Calls `obj[name](...args)` with `this = obj`.
-pub fn call_method(obj: &JsValue, name: &str, args: &[&JsValue]) -> Result<JsValue, Thrown> {
+pub fn call_method(
+    obj: &JsValue,
+    name: &'static str,
+    args: &[&JsValue],
+) -> Result<JsValue, Thrown> {
     let f = get(obj, name)
         .dyn_into::<Function>()
         .map_err(|_| Thrown::new(format!("{name} is not a function")))?;
@@ -94,22 +100,64 @@ pub fn is_thenable(v: &JsValue) -> bool {
     v.is_object() && get(v, "then").is_function()
 }
 
-/// `obj[key]`, `undefined` when absent or when the getter throws.
-pub fn get(obj: &JsValue, key: &str) -> JsValue {
+/// A hasher for keys that are already well spread (addresses): std's SipHash showed up in
+/// profiles of the binding's per-call work.
+#[derive(Default)]
+pub struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+pub type AddressMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddressHasher>>;
+
+thread_local! {
+    /// JS strings for the property names and tags the binding uses, made once: creating a JS
+    /// string from wasm memory costs a TextDecoder call, several times a property access.
+    /// Keyed by the literal's address, which is fixed.
+    static KEYS: RefCell<AddressMap<JsValue>> = RefCell::new(AddressMap::default());
+}
+
+/// The JS string for a fixed name, created once per instance.
+pub fn key(name: &'static str) -> JsValue {
+    let address = name.as_ptr() as usize ^ (name.len() << 20);
+    KEYS.with(|keys| {
+        if let Some(v) = keys.borrow().get(&address) {
+            return v.clone();
+        }
+        let v = JsValue::from_str(name);
+        keys.borrow_mut().insert(address, v.clone());
+        v
+    })
+}
+
+/// `obj[name]`, `undefined` when absent or when the getter throws.
+pub fn get(obj: &JsValue, name: &'static str) -> JsValue {
     if !obj.is_object() && !obj.is_function() {
         return JsValue::UNDEFINED;
     }
-    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    Reflect::get(obj, &key(name)).unwrap_or(JsValue::UNDEFINED)
 }
 
-/// `obj[key]` if it is a function.
-pub fn get_fn(obj: &JsValue, key: &str) -> Option<Function> {
-    get(obj, key).dyn_into::<Function>().ok()
+/// `obj[name]` if it is a function.
+pub fn get_fn(obj: &JsValue, name: &'static str) -> Option<Function> {
+    get(obj, name).dyn_into::<Function>().ok()
 }
 
-pub fn set(obj: &JsValue, key: &str, v: &JsValue) {
+pub fn set(obj: &JsValue, name: &'static str, v: &JsValue) {
     // Setting on a plain object we created cannot fail.
-    let _ = Reflect::set(obj, &JsValue::from_str(key), v);
+    let _ = Reflect::set(obj, &key(name), v);
 }
 
 /// A JS value as JSON (`JSON.stringify` semantics: `undefined` members and functions

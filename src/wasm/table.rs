@@ -13,19 +13,18 @@
 //! known to change, such as a stream's live partial, are converted with `snapshot` instead.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::WeakMap;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::js::{from_json, to_json};
+use super::js::{from_json, to_json, AddressMap};
 
 #[derive(Default)]
 struct Maps {
     by_index: Vec<(Rc<Value>, JsValue)>,
-    by_ptr: HashMap<usize, usize>,
+    by_ptr: AddressMap<usize>,
 }
 
 pub struct Table {
