@@ -65,6 +65,21 @@ pub trait AssistantStream {
     /// The stream's result (L-84). `None` means the stream was ended without a result, where
     /// pi would wait forever (L-15); the loop turns that into an error message instead.
     fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>>;
+
+    /// The message of `message_start` for a `start` event: a copy of the partial (pi's
+    /// `{...partial}`). A host whose partial lives elsewhere (a JS object) copies it there.
+    fn start_snapshot(&mut self, partial: &crate::event::Partial) -> AgentMessage {
+        Rc::new(partial.borrow().clone())
+    }
+
+    /// The final message with `thinkingLevel` set (L-87), as a copy when the producer still
+    /// holds the message, so its object is never changed under it (L-173).
+    fn with_thinking_level(&mut self, mut message: AgentMessage, level: &str) -> AgentMessage {
+        if let Value::Object(o) = Rc::make_mut(&mut message) {
+            o.insert("thinkingLevel".into(), level.into());
+        }
+        message
+    }
 }
 
 /// `(model, context, options) => AssistantMessageEventStream | Promise<…>` (L-20, L-79).

@@ -96,7 +96,7 @@ pub async fn stream_assistant_response(
     while let Some(event) = stream.next().await? {
         match &event {
             AssistantMessageEvent::Start { partial } => {
-                let snapshot: AgentMessage = Rc::new(partial.borrow().clone());
+                let snapshot = stream.start_snapshot(partial);
                 last_partial = Some(snapshot.clone());
                 host.emit(AgentEvent::MessageStart { message: snapshot })
                     .await?;
@@ -128,13 +128,9 @@ pub async fn stream_assistant_response(
             STREAM_ENDED_WITHOUT_RESULT,
         ),
     };
-    // L-87: record the requested level. `make_mut` copies when the provider still holds the
-    // object, so its message is never changed under it.
-    let mut final_message = final_message;
-    if let Value::Object(o) = Rc::make_mut(&mut final_message) {
-        let level = config.reasoning.map_or("off", |l| l.as_str());
-        o.insert("thinkingLevel".into(), level.into());
-    }
+    // L-87: record the requested level, on a copy (L-173).
+    let level = config.reasoning.map_or("off", |l| l.as_str());
+    let final_message = stream.with_thinking_level(final_message, level);
     context.messages.push(final_message.clone());
     if last_partial.is_none() {
         // L-86: no `start` → one `message_start` with a copy of the final message.

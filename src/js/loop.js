@@ -104,7 +104,15 @@ function streamOptions(config, model, reasoning, apiKey, identity, signal) {
   return options;
 }
 
-const GLUE = { openResponse, streamOptions };
+/** A shallow copy, optionally with one key set: pi's `{...partial}` and the final message
+ * with `thinkingLevel` (on a copy, so the stream function's own object is untouched). */
+function copyWith(object, key, value) {
+  const copy = { ...object };
+  if (key !== undefined) copy[key] = value;
+  return copy;
+}
+
+const GLUE = { openResponse, streamOptions, copyWith };
 
 function resolveStreamFn(streamFn) {
   return streamFn ?? defaultStreamFn ?? null;

@@ -107,6 +107,7 @@ pub async fn run_loop(
         Ok(func) => Some(JsStreamFn {
             func,
             open: glue_fn(&glue, "openResponse")?,
+            copy: glue_fn(&glue, "copyWith")?,
             options: glue_fn(&glue, "streamOptions")?,
             config: config.clone(),
             emit: emit.clone(),

@@ -17,6 +17,8 @@ use crate::message::{AgentMessage, StopReason};
 pub struct JsStreamFn {
     pub func: Function,
     pub open: Function,
+    /// Glue: `(obj, key?, value?) => ({ ...obj, [key]: value })`.
+    pub copy: Function,
     pub options: Function,
     pub config: JsValue,
     pub emit: Function,
@@ -27,6 +29,11 @@ pub struct JsStreamFn {
 struct JsResponse {
     reader: JsValue,
     table: Rc<Table>,
+    copy: Function,
+    /// The JS objects behind the last `start` partial and the result, so the events that
+    /// carry them are built in JS by a shallow copy instead of a round trip through JSON.
+    partial_js: Option<JsValue>,
+    final_js: Option<JsValue>,
 }
 
 impl StreamFn for JsStreamFn {
@@ -72,6 +79,9 @@ impl StreamFn for JsStreamFn {
             Ok(Box::new(JsResponse {
                 reader,
                 table: self.table.clone(),
+                copy: self.copy.clone(),
+                partial_js: None,
+                final_js: None,
             }) as Box<dyn AssistantStream + 'a>)
         })
     }
@@ -93,11 +103,9 @@ impl AssistantStream for JsResponse {
                     message: placeholder,
                 }));
             }
-            let partial = self
-                .table
-                .snapshot(&step, "a start event's partial")
-                .map_err(crate::error::Thrown::new)?;
-            let partial: Partial = Rc::new(std::cell::RefCell::new((*partial).clone()));
+            // The partial is not read by the core: keep the JS object, convert nothing.
+            self.partial_js = Some(step);
+            let partial: Partial = Rc::new(std::cell::RefCell::new(Value::Null));
             Ok(Some(AssistantMessageEvent::Start { partial }))
         })
     }
@@ -108,11 +116,36 @@ impl AssistantStream for JsResponse {
             if r.is_undefined() {
                 return Ok(None);
             }
+            // The provider's live partial object often is the final message: read it now.
             let m = self
                 .table
                 .snapshot(&r, "the stream's result")
                 .map_err(crate::error::Thrown::new)?;
+            self.final_js = Some(r);
             Ok(Some(m))
         })
+    }
+
+    fn start_snapshot(&mut self, _partial: &Partial) -> AgentMessage {
+        match &self.partial_js {
+            Some(js) => match call(&self.copy, &[js]) {
+                Ok(copy) => self.table.opaque(copy),
+                Err(_) => Rc::new(Value::Null),
+            },
+            None => Rc::new(Value::Null),
+        }
+    }
+
+    fn with_thinking_level(&mut self, mut message: AgentMessage, level: &str) -> AgentMessage {
+        if let Value::Object(o) = Rc::make_mut(&mut message) {
+            o.insert("thinkingLevel".into(), level.into());
+        }
+        if let Some(js) = self.final_js.take() {
+            let key = super::js::key("thinkingLevel");
+            if let Ok(copy) = call(&self.copy, &[&js, &key, &JsValue::from_str(level)]) {
+                self.table.register_pair(message.clone(), copy);
+            }
+        }
+        message
     }
 }

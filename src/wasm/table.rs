@@ -106,6 +106,16 @@ impl Table {
         js
     }
 
+    /// Pairs a core value with a JS object made for it (a copy built in JS), so the object is
+    /// what JS gets for it.
+    pub fn register_pair(&self, rc: Rc<Value>, js: JsValue) {
+        if js.is_object() {
+            let i = self.register(rc, js.clone());
+            self.ids
+                .set(js.unchecked_ref(), &JsValue::from_f64(i as f64));
+        }
+    }
+
     /// A value the core passes along without reading (a tool's partial result): no
     /// conversion, and the same JS value comes back out.
     pub fn opaque(&self, js: JsValue) -> Rc<Value> {
