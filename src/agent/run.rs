@@ -108,6 +108,40 @@ fn apply_thinking_level(config: &mut LoopConfig, level: Option<ThinkingLevel>) {
     }
 }
 
+/// What the declaration pass (§7) reads, by identity: the transcript's system messages and
+/// the executable tools. When a pass found nothing to declare and neither has changed, the
+/// next pass over messages without a system message would find nothing either.
+#[derive(Default)]
+struct DeclarationMemo {
+    unchanged_for: Option<(Vec<usize>, Vec<usize>)>,
+}
+
+impl DeclarationMemo {
+    fn key(context: &Context) -> (Vec<usize>, Vec<usize>) {
+        let systems = context
+            .messages
+            .iter()
+            .filter(|m| is_role(m, "system"))
+            .map(|m| Rc::as_ptr(m) as usize)
+            .collect();
+        let tools = context.tools.iter().map(|t| Rc::as_ptr(t) as *const () as usize).collect();
+        (systems, tools)
+    }
+
+    /// `declare_tool_changes`, skipped when it provably returns `pending` unchanged.
+    fn declare(&mut self, context: &Context, pending: Vec<AgentMessage>, now: f64) -> Vec<AgentMessage> {
+        let has_system = pending.iter().any(|m| is_role(m, "system"));
+        let key = Self::key(context);
+        if !has_system && self.unchanged_for.as_ref() == Some(&key) {
+            return pending;
+        }
+        let out = declare_tool_changes(&context.messages, &context.tools, &pending, now);
+        let unchanged = out.len() == pending.len() && out.iter().zip(&pending).all(|(a, b)| Rc::ptr_eq(a, b));
+        self.unchanged_for = (unchanged && !has_system).then_some(key);
+        out
+    }
+}
+
 /// The turn just completed (L-58): its assistant message and tool results.
 struct CompletedTurn {
     message: AgentMessage,
@@ -123,6 +157,7 @@ async fn run_loop(
     mut config: LoopConfig,
 ) -> Result<()> {
     let mut last_turn: Option<CompletedTurn> = None;
+    let mut declarations = DeclarationMemo::default();
     let mut explicit_continuation = false;
     // L-40.
     let mut pending = poll_steering(host).await?;
@@ -161,12 +196,7 @@ async fn run_loop(
             }
             // L-44: prepared first, then queued, with any tool declaration.
             prepared.append(&mut pending);
-            let injected = declare_tool_changes(
-                &context.messages,
-                &context.tools,
-                &prepared,
-                host.clock.now(),
-            );
+            let injected = declarations.declare(&context, prepared, host.clock.now());
             for m in injected {
                 host.emit(AgentEvent::MessageStart { message: m.clone() })
                     .await?;

@@ -143,6 +143,12 @@ impl JsHooks {
         o.into()
     }
 
+    /// Whether the hook is configured. Checked before its arguments are built: building a
+    /// context object costs O(transcript), and most hooks are usually absent.
+    fn has(&self, name: &'static str) -> bool {
+        get_fn(&self.config, name).is_some()
+    }
+
     /// `config[name](...args)` awaited, or `None` when the hook is not configured.
     fn hook<'a>(
         &'a self,
@@ -193,6 +199,9 @@ impl Hooks for JsHooks {
         &'a self,
         messages: &'a [AgentMessage],
     ) -> Option<HostFuture<'a, Vec<AgentMessage>>> {
+        if !self.has("transformContext") {
+            return None;
+        }
         let f = self.hook(
             "transformContext",
             vec![self.table.array(messages).into(), self.signal.clone()],
@@ -214,6 +223,9 @@ impl Hooks for JsHooks {
         &'a self,
         turn: TurnContext<'a>,
     ) -> Option<HostFuture<'a, Option<NextTurn>>> {
+        if !self.has("prepareNextTurn") {
+            return None;
+        }
         let f = self.hook("prepareNextTurn", vec![self.turn_js(&turn)])?;
         Some(Box::pin(async move {
             let v = f.await?;
@@ -238,6 +250,9 @@ impl Hooks for JsHooks {
         &'a self,
         request: RequestContext<'a>,
     ) -> Option<HostFuture<'a, Option<RequestUpdate>>> {
+        if !self.has("prepareRequest") {
+            return None;
+        }
         let o = Object::new();
         set(&o, "context", &self.context_js(request.context));
         set(&o, "model", &self.table.to_js(request.model));
@@ -265,6 +280,9 @@ impl Hooks for JsHooks {
         &'a self,
         turn: TurnContext<'a>,
     ) -> Option<HostFuture<'a, Option<TurnDecision>>> {
+        if !self.has("finishTurn") {
+            return None;
+        }
         let f = self.hook("finishTurn", vec![self.turn_js(&turn), self.signal.clone()])?;
         Some(Box::pin(async move {
             let v = f.await?;
@@ -279,6 +297,9 @@ impl Hooks for JsHooks {
         &'a self,
         call: ToolCallContext<'a>,
     ) -> Option<HostFuture<'a, Option<BeforeToolCallResult>>> {
+        if !self.has("beforeToolCall") {
+            return None;
+        }
         let o = Object::new();
         set(
             &o,
@@ -300,6 +321,9 @@ impl Hooks for JsHooks {
         &'a self,
         call: AfterToolCallContext<'a>,
     ) -> Option<HostFuture<'a, Option<AfterToolCallResult>>> {
+        if !self.has("afterToolCall") {
+            return None;
+        }
         let o = Object::new();
         set(
             &o,
