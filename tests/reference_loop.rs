@@ -38,23 +38,6 @@ fn normalize(v: &Value) -> Value {
     }
 }
 
-/// Equality with numbers by value (`1` = `1.0`) and object keys in order.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
-        }
-        _ => a == b,
-    }
-}
-
 fn first_difference(ours: &[Value], pi: &[Value]) -> Option<String> {
     for (i, (a, b)) in ours.iter().zip(pi).enumerate() {
         if !same(a, b) {

@@ -9,26 +9,12 @@
     clippy::panic
 )]
 
+use common::same;
+mod common;
+
 use pi_agent_wasm::agent::validate::pattern::NativePatterns;
 use pi_agent_wasm::agent::validate::validate_tool_call;
 use serde_json::{json, Value};
-
-/// Numbers compared by value (`2` equals `2.0`), like JS; objects key by key.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
-        }
-        _ => a == b,
-    }
-}
 
 #[test]
 fn l_113_l_114_l_115_matches_the_reference_case_by_case() {

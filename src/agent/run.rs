@@ -31,8 +31,18 @@ pub async fn run_agent_loop(
         &prompts,
         host.clock.now(),
     );
-    let mut new_messages = initial.clone();
     context.messages.extend(initial.iter().cloned());
+    start_and_run(host, context, config, initial).await
+}
+
+/// Both entries' common part: `agent_start`, `turn_start`, the events of the messages the run
+/// starts with, then the stream function (resolved only now, L-34 step 4) and the loop.
+async fn start_and_run(
+    host: &Host<'_>,
+    context: Context,
+    config: LoopConfig,
+    initial: Vec<AgentMessage>,
+) -> Result<Vec<AgentMessage>> {
     host.emit(AgentEvent::AgentStart).await?;
     host.emit(AgentEvent::TurnStart).await?;
     for m in &initial {
@@ -41,6 +51,7 @@ pub async fn run_agent_loop(
         host.emit(AgentEvent::MessageEnd { message: m.clone() })
             .await?;
     }
+    let mut new_messages = initial;
     let stream_fn = resolve_stream_fn(host)?;
     Box::pin(run_loop(
         host,
@@ -70,19 +81,7 @@ pub async fn run_agent_loop_continue(
     config: LoopConfig,
 ) -> Result<Vec<AgentMessage>> {
     check_continue(&context)?;
-    let mut new_messages = Vec::new();
-    host.emit(AgentEvent::AgentStart).await?;
-    host.emit(AgentEvent::TurnStart).await?;
-    let stream_fn = resolve_stream_fn(host)?;
-    Box::pin(run_loop(
-        host,
-        stream_fn,
-        context,
-        &mut new_messages,
-        config,
-    ))
-    .await?;
-    Ok(new_messages)
+    start_and_run(host, context, config, Vec::new()).await
 }
 
 async fn poll_steering(host: &Host<'_>) -> Result<Vec<AgentMessage>> {
@@ -124,19 +123,29 @@ impl DeclarationMemo {
             .filter(|m| is_role(m, "system"))
             .map(|m| Rc::as_ptr(m) as usize)
             .collect();
-        let tools = context.tools.iter().map(|t| Rc::as_ptr(t) as *const () as usize).collect();
+        let tools = context
+            .tools
+            .iter()
+            .map(|t| Rc::as_ptr(t) as *const () as usize)
+            .collect();
         (systems, tools)
     }
 
     /// `declare_tool_changes`, skipped when it provably returns `pending` unchanged.
-    fn declare(&mut self, context: &Context, pending: Vec<AgentMessage>, now: f64) -> Vec<AgentMessage> {
+    fn declare(
+        &mut self,
+        context: &Context,
+        pending: Vec<AgentMessage>,
+        now: f64,
+    ) -> Vec<AgentMessage> {
         let has_system = pending.iter().any(|m| is_role(m, "system"));
         let key = Self::key(context);
         if !has_system && self.unchanged_for.as_ref() == Some(&key) {
             return pending;
         }
         let out = declare_tool_changes(&context.messages, &context.tools, &pending, now);
-        let unchanged = out.len() == pending.len() && out.iter().zip(&pending).all(|(a, b)| Rc::ptr_eq(a, b));
+        let unchanged =
+            out.len() == pending.len() && out.iter().zip(&pending).all(|(a, b)| Rc::ptr_eq(a, b));
         self.unchanged_for = (unchanged && !has_system).then_some(key);
         out
     }

@@ -134,6 +134,22 @@ impl JsHooks {
         o.into()
     }
 
+    /// `{ assistantMessage, toolCall, args, context }` of the tool hooks (L-99, L-107).
+    fn tool_call_js(
+        &self,
+        assistant: &AgentMessage,
+        call: &Rc<Value>,
+        args: &Rc<Value>,
+        context: &Context,
+    ) -> Object {
+        let o = Object::new();
+        set(&o, "assistantMessage", &self.table.to_js(assistant));
+        set(&o, "toolCall", &self.table.to_js(call));
+        set(&o, "args", &self.table.to_js(args));
+        set(&o, "context", &self.context_js(context));
+        o
+    }
+
     fn turn_js(&self, t: &TurnContext) -> JsValue {
         let o = Object::new();
         set(&o, "message", &self.table.to_js(t.message));
@@ -300,15 +316,12 @@ impl Hooks for JsHooks {
         if !self.has("beforeToolCall") {
             return None;
         }
-        let o = Object::new();
-        set(
-            &o,
-            "assistantMessage",
-            &self.table.to_js(call.assistant_message),
+        let o = self.tool_call_js(
+            call.assistant_message,
+            call.tool_call,
+            call.args,
+            call.context,
         );
-        set(&o, "toolCall", &self.table.to_js(call.tool_call));
-        set(&o, "args", &self.table.to_js(call.args));
-        set(&o, "context", &self.context_js(call.context));
         let f = self.hook("beforeToolCall", vec![o.into(), self.signal.clone()])?;
         Some(Box::pin(async move {
             let v = f.await?;
@@ -324,17 +337,14 @@ impl Hooks for JsHooks {
         if !self.has("afterToolCall") {
             return None;
         }
-        let o = Object::new();
-        set(
-            &o,
-            "assistantMessage",
-            &self.table.to_js(call.assistant_message),
+        let o = self.tool_call_js(
+            call.assistant_message,
+            call.tool_call,
+            call.args,
+            call.context,
         );
-        set(&o, "toolCall", &self.table.to_js(call.tool_call));
-        set(&o, "args", &self.table.to_js(call.args));
         set(&o, "result", &self.table.to_js(call.result));
         set(&o, "isError", &JsValue::from_bool(call.is_error));
-        set(&o, "context", &self.context_js(call.context));
         let f = self.hook("afterToolCall", vec![o.into(), self.signal.clone()])?;
         Some(Box::pin(async move {
             let v = f.await?;

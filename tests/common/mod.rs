@@ -783,3 +783,20 @@ impl Stepped {
         self.result.borrow().is_some()
     }
 }
+
+/// JSON equality as JS sees it: numbers by value (`2` equals `2.0`), object keys in order.
+pub fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
+        }
+        _ => a == b,
+    }
+}
