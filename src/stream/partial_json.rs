@@ -1,0 +1,773 @@
+//! Incremental, tolerant parsing of JSON text that arrives in pieces: streamed tool-call
+//! arguments. Each piece is read once (O(piece)); `append` returns the changes the piece made
+//! to the value as edit records (set a value at a path, append text to the string at a
+//! path), so a writer that keeps its own copy of the value (the JS glue's partial message)
+//! applies them instead of receiving the whole value again on every delta
+//! (shared/design/streaming-boundary.md, point 5).
+//!
+//! The reading rules are pi-ai 1.6.0's `StreamingJsonParser`, checked against it on recorded
+//! fixtures (tests/streaming_json.rs):
+//! - an unterminated string shows the characters read so far; an unfinished escape is held
+//!   back until complete; an invalid escape stays literal text;
+//! - an unterminated container shows what it holds so far; a member whose key or value has
+//!   not started is omitted;
+//! - an unterminated literal shows once it is a prefix of `true`/`false`/`null`, a number
+//!   once its digits form one (an exponent without digits is ignored);
+//! - missing commas and colons are tolerated, values in invalid positions and unknown words
+//!   are dropped, text after the root value is ignored, and nothing ever fails.
+//!
+//! Changes are reported down to depth 32; a deeper container is reported as one `set` of
+//! its whole value when it closes. Unterminated scalars are not reported until they end.
+//! Depends on serde_json and `jsnum` only.
+
+use serde_json::{Map, Value};
+
+use crate::jsnum::from_js_string;
+use crate::message::num;
+
+const MAX_REPORTED_DEPTH: usize = 32;
+/// An unterminated token longer than this is not shown until it ends.
+const MAX_PENDING_SCALAR_LENGTH: usize = 64;
+
+/// One step of a path into the value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathSeg {
+    Key(String),
+    Index(usize),
+}
+
+/// An edit to the value, in the order they happened.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// A key, element or finished value appeared (a new string with its first text, a
+    /// container empty).
+    Set { path: Vec<PathSeg>, value: Value },
+    /// The open string at `path` grew by `text`.
+    Append { path: Vec<PathSeg>, text: String },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Slot {
+    Root,
+    Member(String),
+    Element(usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    Key,
+    Colon,
+    Value,
+    Comma,
+}
+
+/// An open container. Containers are owned by their frame while open and moved into their
+/// parent when they close.
+struct Frame {
+    container: Value,
+    slot: Option<Slot>,
+    path: Option<Vec<PathSeg>>,
+    reports_inside: bool,
+    key: Option<String>,
+    phase: Phase,
+}
+
+impl Frame {
+    fn is_array(&self) -> bool {
+        self.container.is_array()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Target {
+    Key,
+    Value,
+}
+
+struct OpenString {
+    target: Target,
+    slot: Option<Slot>,
+    text: String,
+    /// An unfinished escape: `\` or `\u` plus the hex digits read so far.
+    escape: String,
+    /// A high surrogate from `\uD8xx` waiting for its low half.
+    high_surrogate: Option<u16>,
+    path: Option<Vec<PathSeg>>,
+    /// Index in `changes` of this string's newest change in the current piece.
+    change: Option<usize>,
+}
+
+/// See the module docs.
+#[derive(Default)]
+pub struct StreamingJsonParser {
+    /// The root value once placed; a root container is placed when it closes (until then
+    /// it lives in `stack[0]`).
+    root: Option<Value>,
+    done: bool,
+    stack: Vec<Frame>,
+    string: Option<OpenString>,
+    scalar: String,
+    scalar_slot: Option<Slot>,
+    changes: Vec<Change>,
+}
+
+fn is_delimiter(c: char) -> bool {
+    matches!(
+        c,
+        ' ' | '\t' | '\n' | '\r' | ',' | ':' | '{' | '}' | '[' | ']' | '"'
+    )
+}
+
+/// `-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`, the whole token.
+fn is_json_number(t: &str) -> bool {
+    let b = t.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let s = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - s
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+fn literal(t: &str) -> Option<Value> {
+    match t {
+        "true" => Some(Value::Bool(true)),
+        "false" => Some(Value::Bool(false)),
+        "null" => Some(Value::Null),
+        _ => None,
+    }
+}
+
+/// The value of a finished number or literal token; `None` drops it.
+fn scalar_value(t: &str) -> Option<Value> {
+    literal(t).or_else(|| is_json_number(t).then(|| num(from_js_string(t))))
+}
+
+/// The value an unfinished token shows.
+fn pending_scalar_value(t: &str) -> Option<Value> {
+    for (word, value) in [
+        ("true", Value::Bool(true)),
+        ("false", Value::Bool(false)),
+        ("null", Value::Null),
+    ] {
+        if word.starts_with(t) {
+            return Some(value);
+        }
+    }
+    if is_json_number(t) {
+        return Some(num(from_js_string(t)));
+    }
+    // A number whose exponent has no digits yet shows its mantissa.
+    let cut = t.find(['e', 'E'])?;
+    let (mantissa, exponent) = t.split_at(cut);
+    let exponent = exponent.get(1..).unwrap_or("");
+    (matches!(exponent, "" | "+" | "-") && is_json_number(mantissa))
+        .then(|| num(from_js_string(mantissa)))
+}
+
+fn simple_escape(c: char) -> Option<char> {
+    Some(match c {
+        '"' => '"',
+        '\\' => '\\',
+        '/' => '/',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        _ => return None,
+    })
+}
+
+/// Sets `value` at `slot` in `container`; nothing for a slot that does not fit.
+fn put(container: &mut Value, slot: &Slot, value: Value) {
+    match (container, slot) {
+        (Value::Array(a), Slot::Element(i)) => {
+            if let Some(e) = a.get_mut(*i) {
+                *e = value;
+            } else if *i == a.len() {
+                a.push(value);
+            }
+        }
+        (Value::Object(o), Slot::Member(k)) => {
+            o.insert(k.clone(), value);
+        }
+        _ => {}
+    }
+}
+
+fn get_mut<'a>(container: &'a mut Value, slot: &Slot) -> Option<&'a mut Value> {
+    match (container, slot) {
+        (Value::Array(a), Slot::Element(i)) => a.get_mut(*i),
+        (Value::Object(o), Slot::Member(k)) => o.get_mut(k),
+        _ => None,
+    }
+}
+
+impl StreamingJsonParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads the next piece; returns the changes it made, in order. O(piece).
+    pub fn append(&mut self, text: &str) -> Vec<Change> {
+        self.changes.clear();
+        if let Some(open) = self.string.as_mut() {
+            open.change = None;
+        }
+        let mut rest = text;
+        while !rest.is_empty() && !self.done {
+            rest = if self.string.is_some() {
+                self.read_string(rest)
+            } else if !self.scalar.is_empty() {
+                self.read_scalar(rest)
+            } else {
+                let mut chars = rest.chars();
+                if let Some(c) = chars.next() {
+                    self.structural(c);
+                }
+                chars.as_str()
+            };
+        }
+        std::mem::take(&mut self.changes)
+    }
+
+    /// The value of the text read so far (`None` before a value starts), including an
+    /// unterminated scalar that shows. O(open path + shown values): for the end of a stream
+    /// and for tests; streaming writers apply the changes instead.
+    pub fn value(&self) -> Option<Value> {
+        let pending = self.pending_scalar();
+        if self.stack.is_empty() {
+            return match pending {
+                Some((Slot::Root, v)) => Some(v),
+                _ => self.root.clone(),
+            };
+        }
+        let mut child: Option<(Option<Slot>, Value)> = None;
+        for (depth, frame) in self.stack.iter().enumerate().rev() {
+            let mut copy = frame.container.clone();
+            if depth + 1 == self.stack.len() {
+                if let Some((slot, v)) = &pending {
+                    put(&mut copy, slot, v.clone());
+                }
+            }
+            if let Some((Some(slot), v)) = child.take() {
+                put(&mut copy, &slot, v);
+            }
+            child = Some((frame.slot.clone(), copy));
+        }
+        match child {
+            Some((Some(Slot::Root), v)) => Some(v),
+            _ => self.root.clone(),
+        }
+    }
+
+    fn pending_scalar(&self) -> Option<(Slot, Value)> {
+        let slot = self.scalar_slot.clone()?;
+        if self.scalar.is_empty() || self.scalar.len() > MAX_PENDING_SCALAR_LENGTH {
+            return None;
+        }
+        pending_scalar_value(&self.scalar).map(|v| (slot, v))
+    }
+
+    fn read_string<'t>(&mut self, text: &'t str) -> &'t str {
+        let mut run_start = 0;
+        let mut iter = text.char_indices();
+        while let Some((i, c)) = iter.next() {
+            let escaping = self.string.as_ref().is_some_and(|o| !o.escape.is_empty());
+            if escaping {
+                if self.continue_escape(c) {
+                    run_start = i + c.len_utf8();
+                    continue;
+                }
+                // Not part of the escape: read it as a normal character.
+                run_start = i;
+            }
+            if c == '"' {
+                if i > run_start {
+                    self.append_string(text.get(run_start..i).unwrap_or(""));
+                }
+                self.end_string();
+                return text.get(i + 1..).unwrap_or("");
+            }
+            if c == '\\' {
+                if i > run_start {
+                    self.append_string(text.get(run_start..i).unwrap_or(""));
+                }
+                if let Some(o) = self.string.as_mut() {
+                    o.escape.push('\\');
+                }
+                run_start = i + 1;
+            }
+        }
+        if text.len() > run_start {
+            self.append_string(text.get(run_start..).unwrap_or(""));
+        }
+        ""
+    }
+
+    /// Continues an escape with `c`; `false` when `c` is not part of it.
+    fn continue_escape(&mut self, c: char) -> bool {
+        let Some(open) = self.string.as_mut() else {
+            return false;
+        };
+        if open.escape == "\\" {
+            if let Some(decoded) = simple_escape(c) {
+                open.escape.clear();
+                self.append_string(decoded.encode_utf8(&mut [0; 4]));
+                return true;
+            }
+            if c == 'u' {
+                open.escape.push('u');
+                return true;
+            }
+            // An invalid escape keeps its backslash as text.
+            open.escape.clear();
+            self.append_string("\\");
+            return false;
+        }
+        if c.is_ascii_hexdigit() {
+            open.escape.push(c);
+            if open.escape.len() < 6 {
+                return true;
+            }
+            let code =
+                u16::from_str_radix(open.escape.get(2..).unwrap_or(""), 16).unwrap_or(0xFFFD);
+            open.escape.clear();
+            // UTF-16 escapes: a high surrogate waits for its low half; a lone half becomes
+            // U+FFFD (a Rust string cannot hold it; JS would keep the lone code unit).
+            match code {
+                0xDC00..=0xDFFF => {
+                    let decoded = match open.high_surrogate.take() {
+                        Some(high) => char::decode_utf16([high, code]).next().and_then(Result::ok),
+                        None => None,
+                    };
+                    self.append_string(decoded.unwrap_or('\u{FFFD}').encode_utf8(&mut [0; 4]));
+                }
+                0xD800..=0xDBFF => {
+                    if open.high_surrogate.replace(code).is_some() {
+                        self.push_text("\u{FFFD}");
+                    }
+                }
+                _ => {
+                    let decoded = char::from_u32(u32::from(code)).unwrap_or('\u{FFFD}');
+                    self.append_string(decoded.encode_utf8(&mut [0; 4]));
+                }
+            }
+            return true;
+        }
+        // `\u` without four hex digits stays text.
+        let literal = std::mem::take(&mut open.escape);
+        self.append_string(&literal);
+        false
+    }
+
+    /// Appends `text` to the open string, after a waiting lone high surrogate (as U+FFFD).
+    fn append_string(&mut self, text: &str) {
+        if self
+            .string
+            .as_mut()
+            .and_then(|o| o.high_surrogate.take())
+            .is_some()
+        {
+            self.push_text("\u{FFFD}");
+        }
+        self.push_text(text);
+    }
+
+    fn push_text(&mut self, text: &str) {
+        let Some(open) = self.string.as_mut() else {
+            return;
+        };
+        if open.target == Target::Key {
+            open.text.push_str(text);
+            return;
+        }
+        open.text.push_str(text);
+        // Grow the placed string in place: O(text).
+        let slot = open.slot.clone();
+        let path = open.path.clone();
+        let change = open.change;
+        match (slot, self.stack.last_mut()) {
+            (Some(Slot::Root), _) => {
+                if let Some(Value::String(s)) = self.root.as_mut() {
+                    s.push_str(text);
+                }
+            }
+            (Some(slot), Some(frame)) => {
+                if let Some(Value::String(s)) = get_mut(&mut frame.container, &slot) {
+                    s.push_str(text);
+                }
+            }
+            _ => {}
+        }
+        let Some(path) = path else { return };
+        // Extend this string's newest change while nothing came after it.
+        if let Some(i) = change.filter(|i| i + 1 == self.changes.len()) {
+            match self.changes.get_mut(i) {
+                Some(Change::Set {
+                    value: Value::String(s),
+                    ..
+                }) => s.push_str(text),
+                Some(Change::Append { text: t, .. }) => t.push_str(text),
+                _ => {}
+            }
+            return;
+        }
+        self.changes.push(Change::Append {
+            path,
+            text: text.to_string(),
+        });
+        if let Some(o) = self.string.as_mut() {
+            o.change = Some(self.changes.len() - 1);
+        }
+    }
+
+    fn end_string(&mut self) {
+        // A lone high surrogate at the end of the string.
+        if self
+            .string
+            .as_mut()
+            .and_then(|o| o.high_surrogate.take())
+            .is_some()
+        {
+            self.push_text("\u{FFFD}");
+        }
+        let Some(open) = self.string.take() else {
+            return;
+        };
+        if open.target == Target::Key {
+            if let Some(frame) = self.stack.last_mut() {
+                frame.key = Some(open.text);
+                frame.phase = Phase::Colon;
+            }
+            return;
+        }
+        self.value_ended();
+    }
+
+    fn read_scalar<'t>(&mut self, text: &'t str) -> &'t str {
+        let end = text.find(is_delimiter).unwrap_or(text.len());
+        self.scalar.push_str(text.get(..end).unwrap_or(""));
+        if end < text.len() {
+            self.end_scalar();
+        }
+        text.get(end..).unwrap_or("")
+    }
+
+    fn end_scalar(&mut self) {
+        let token = std::mem::take(&mut self.scalar);
+        let slot = self.scalar_slot.take();
+        if let Some(value) = scalar_value(&token) {
+            let path = self.reported_path(slot.as_ref());
+            self.place(slot.as_ref(), value.clone());
+            if let Some(path) = path {
+                self.changes.push(Change::Set { path, value });
+            }
+        }
+        self.value_ended();
+    }
+
+    fn structural(&mut self, c: char) {
+        match c {
+            ' ' | '\t' | '\n' | '\r' => {}
+            '"' => self.start_string(),
+            '{' => self.open_container(Value::Object(Map::new())),
+            '[' => self.open_container(Value::Array(Vec::new())),
+            '}' | ']' => self.close_container(),
+            ':' => {
+                if let Some(f) = self.stack.last_mut() {
+                    if !f.is_array() && f.phase == Phase::Colon {
+                        f.phase = Phase::Value;
+                    }
+                }
+            }
+            ',' => {
+                if let Some(f) = self.stack.last_mut() {
+                    f.phase = if f.is_array() {
+                        Phase::Value
+                    } else {
+                        Phase::Key
+                    };
+                }
+            }
+            other => {
+                self.scalar.push(other);
+                self.scalar_slot = self.value_slot();
+            }
+        }
+    }
+
+    /// Where a value starting now goes, or `None` when this position takes no value.
+    fn value_slot(&self) -> Option<Slot> {
+        let Some(frame) = self.stack.last() else {
+            return self.root.is_none().then_some(Slot::Root);
+        };
+        match &frame.container {
+            Value::Array(a) => Some(Slot::Element(a.len())),
+            // A missing colon is tolerated: `{"a" 1}` reads as `{"a": 1}`.
+            _ => match (&frame.key, frame.phase) {
+                (Some(k), Phase::Value | Phase::Colon) => Some(Slot::Member(k.clone())),
+                _ => None,
+            },
+        }
+    }
+
+    /// The reported path of a value at `slot` in the innermost open container.
+    fn reported_path(&self, slot: Option<&Slot>) -> Option<Vec<PathSeg>> {
+        match slot? {
+            Slot::Root => Some(Vec::new()),
+            slot => {
+                let frame = self.stack.last()?;
+                if !frame.reports_inside {
+                    return None;
+                }
+                let mut path = frame.path.clone()?;
+                path.push(match slot {
+                    Slot::Member(k) => PathSeg::Key(k.clone()),
+                    Slot::Element(i) => PathSeg::Index(*i),
+                    Slot::Root => return None,
+                });
+                Some(path)
+            }
+        }
+    }
+
+    fn place(&mut self, slot: Option<&Slot>, value: Value) {
+        match slot {
+            None => {}
+            Some(Slot::Root) => self.root = Some(value),
+            Some(slot) => {
+                if let Some(frame) = self.stack.last_mut() {
+                    put(&mut frame.container, slot, value);
+                }
+            }
+        }
+    }
+
+    fn start_string(&mut self) {
+        let key_position = self
+            .stack
+            .last()
+            .is_some_and(|f| !f.is_array() && matches!(f.phase, Phase::Key | Phase::Comma));
+        if key_position {
+            self.string = Some(OpenString {
+                target: Target::Key,
+                slot: None,
+                text: String::new(),
+                escape: String::new(),
+                high_surrogate: None,
+                path: None,
+                change: None,
+            });
+            return;
+        }
+        let slot = self.value_slot();
+        let path = self.reported_path(slot.as_ref());
+        self.place(slot.as_ref(), Value::String(String::new()));
+        let mut change = None;
+        if let Some(p) = &path {
+            self.changes.push(Change::Set {
+                path: p.clone(),
+                value: Value::String(String::new()),
+            });
+            change = Some(self.changes.len() - 1);
+        }
+        self.string = Some(OpenString {
+            target: Target::Value,
+            slot,
+            text: String::new(),
+            escape: String::new(),
+            high_surrogate: None,
+            path,
+            change,
+        });
+    }
+
+    fn open_container(&mut self, container: Value) {
+        let slot = self.value_slot();
+        let path = self.reported_path(slot.as_ref());
+        if let Some(p) = &path {
+            self.changes.push(Change::Set {
+                path: p.clone(),
+                value: if container.is_array() {
+                    Value::Array(Vec::new())
+                } else {
+                    Value::Object(Map::new())
+                },
+            });
+        }
+        let phase = if container.is_array() {
+            Phase::Value
+        } else {
+            Phase::Key
+        };
+        self.stack.push(Frame {
+            reports_inside: path.as_ref().is_some_and(|p| p.len() < MAX_REPORTED_DEPTH),
+            container,
+            slot,
+            path,
+            key: None,
+            phase,
+        });
+    }
+
+    fn close_container(&mut self) {
+        // A stray closer outside any container is ignored.
+        let Some(frame) = self.stack.pop() else {
+            return;
+        };
+        if let (Some(path), false) = (&frame.path, frame.reports_inside) {
+            self.changes.push(Change::Set {
+                path: path.clone(),
+                value: frame.container.clone(),
+            });
+        }
+        self.place(frame.slot.as_ref(), frame.container);
+        self.value_ended();
+    }
+
+    /// A value in the innermost frame, or the root value, has ended.
+    fn value_ended(&mut self) {
+        match self.stack.last_mut() {
+            Some(frame) => frame.phase = Phase::Comma,
+            None => {
+                // Text after the root value is ignored, once a root value exists.
+                if self.root.is_some() {
+                    self.done = true;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse_in(pieces: &[&str]) -> (Option<Value>, Vec<Vec<Change>>) {
+        let mut p = StreamingJsonParser::new();
+        let changes = pieces.iter().map(|s| p.append(s)).collect();
+        (p.value(), changes)
+    }
+
+    #[test]
+    fn complete_documents_parse_exactly() {
+        let doc =
+            r#"{"a": [1, 2.5, -3e2, true, false, null], "s": "x\ny\u00e9\"", "o": {"k": {}}}"#;
+        let (v, _) = parse_in(&[doc]);
+        // Numbers as JS holds them: -3e2 is the integer -300.
+        assert_eq!(
+            v.unwrap(),
+            json!({"a": [1, 2.5, -300, true, false, null], "s": "x\nyé\"", "o": {"k": {}}})
+        );
+    }
+
+    #[test]
+    fn partial_values_follow_the_rules() {
+        assert_eq!(
+            parse_in(&[r#"{"path": "src/ma"#]).0.unwrap(),
+            json!({"path": "src/ma"})
+        );
+        assert_eq!(parse_in(&[r#"{"a": 1, "b"#]).0.unwrap(), json!({"a": 1}));
+        assert_eq!(parse_in(&[r#"{"a": tr"#]).0.unwrap(), json!({"a": true}));
+        assert_eq!(parse_in(&[r#"{"a": 12e"#]).0.unwrap(), json!({"a": 12}));
+        assert_eq!(parse_in(&[r#"{"a": "x\"#]).0.unwrap(), json!({"a": "x"}));
+        assert_eq!(
+            parse_in(&[r#"[1, [2, {"z""#]).0.unwrap(),
+            json!([1, [2, {}]])
+        );
+        assert_eq!(
+            parse_in(&[r#"{"a" 1 "b": 2}"#]).0.unwrap(),
+            json!({"a": 1, "b": 2})
+        );
+        assert_eq!(
+            parse_in(&[r#"{"a": wat, "b": "\d"}"#]).0.unwrap(),
+            json!({"b": "\\d"})
+        );
+        assert_eq!(
+            parse_in(&[r#"{"a": 1} trailing"#]).0.unwrap(),
+            json!({"a": 1})
+        );
+        assert_eq!(parse_in(&[""]).0, None);
+    }
+
+    #[test]
+    fn changes_are_edit_records() {
+        let (_, changes) = parse_in(&[r#"{"cmd": "ls"#, " -la\", \"n\": 4", "2}"]);
+        assert_eq!(
+            changes[0],
+            vec![
+                Change::Set {
+                    path: vec![],
+                    value: json!({})
+                },
+                Change::Set {
+                    path: vec![PathSeg::Key("cmd".into())],
+                    value: json!("ls")
+                },
+            ]
+        );
+        assert_eq!(
+            changes[1],
+            vec![Change::Append {
+                path: vec![PathSeg::Key("cmd".into())],
+                text: " -la".into()
+            }]
+        );
+        assert_eq!(
+            changes[2],
+            vec![Change::Set {
+                path: vec![PathSeg::Key("n".into())],
+                value: json!(42)
+            }]
+        );
+    }
+
+    #[test]
+    fn unicode_escapes_and_surrogate_pairs() {
+        let (v, _) = parse_in(&[r#"{"e": "\ud83d"#, r#"\ude00 ok"}"#]);
+        assert_eq!(v.unwrap(), json!({"e": "😀 ok"}));
+        let (v, _) = parse_in(&[r#"{"e": "\ud83d x"}"#]);
+        assert_eq!(v.unwrap(), json!({"e": "\u{FFFD} x"}));
+    }
+
+    #[test]
+    fn every_split_gives_the_same_value() {
+        let doc = r#"{"path": "a/b.txt", "edits": [{"old": "x\ty", "new": "\u00fcber"}, {"n": -1.5e3}], "ok": true}"#;
+        let whole = parse_in(&[doc]).0;
+        for cut in 0..=doc.len() {
+            if !doc.is_char_boundary(cut) {
+                continue;
+            }
+            let (a, b) = doc.split_at(cut);
+            assert_eq!(parse_in(&[a, b]).0, whole, "split at {cut}");
+        }
+    }
+}
