@@ -297,8 +297,7 @@ impl StreamingJsonParser {
 
     fn read_string<'t>(&mut self, text: &'t str) -> &'t str {
         let mut run_start = 0;
-        let mut iter = text.char_indices();
-        while let Some((i, c)) = iter.next() {
+        for (i, c) in text.char_indices() {
             let escaping = self.string.as_ref().is_some_and(|o| !o.escape.is_empty());
             if escaping {
                 if self.continue_escape(c) {
