@@ -74,7 +74,7 @@ fn l_04_l_06_every_optional_field_and_unknown_keys_survive() {
         ],
         "api": "openai-responses", "provider": "openai", "model": "gpt",
         "usage": {"input": 1, "output": 2, "cacheRead": 3, "cacheWrite": 4, "cacheWrite1h": 1, "reasoning": 1, "totalTokens": 10,
-                  "cost": {"input": 0.5, "output": 0.25, "cacheRead": 0, "cacheWrite": 0, "total": 0.75, "totalFromProvider": 0.8}},
+                  "cost": {"input": 0.5, "output": 0.25, "cacheRead": 0, "cacheWrite": 0, "total": 0.75, "totalFromProvider": true}},
         "stopReason": "toolUse", "timestamp": 1700000000000u64,
         "responseModel": "gpt-x", "responseId": "resp_1", "providerThinkingLevel": "high",
         "diagnostics": [{"kind": "x"}], "errorMessage": "e", "rawStopReason": "tool_calls", "endTurn": false,

@@ -41,7 +41,7 @@ export interface Usage {
   cacheWrite1h?: number;
   reasoning?: number;
   totalTokens: number;
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number; totalFromProvider?: number };
+  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number; totalFromProvider?: boolean };
 }
 
 export type StopReason = "pending" | "stop" | "length" | "toolUse" | "error" | "aborted" | "deferred";

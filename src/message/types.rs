@@ -88,12 +88,9 @@ pub struct Cost {
     pub cache_write: f64,
     #[serde(serialize_with = "js_number")]
     pub total: f64,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "js_number_opt"
-    )]
-    pub total_from_provider: Option<f64>,
+    /// True when `total` is the provider's billed cost; false or absent for a catalog estimate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_from_provider: Option<bool>,
 }
 
 /// L-08 token usage. `reasoning` is a subset of `output`.
