@@ -10,6 +10,7 @@ pub mod event;
 pub mod io;
 pub mod jsnum;
 pub mod message;
+pub mod provider;
 pub mod stream;
 
 #[cfg(target_arch = "wasm32")]

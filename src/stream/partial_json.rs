@@ -665,6 +665,50 @@ impl StreamingJsonParser {
     }
 }
 
+/// Applies one edit record to a value built from the earlier ones (a writer's own copy).
+/// A record whose path does not fit the value is skipped.
+pub fn apply_change(target: &mut Value, change: &Change) {
+    let (path, last) = match change {
+        Change::Set { path, .. } | Change::Append { path, .. } => match path.split_last() {
+            Some((last, parents)) => (parents, Some(last)),
+            None => (&[][..], None),
+        },
+    };
+    let mut node = target;
+    for seg in path {
+        let next = match (node, seg) {
+            (Value::Object(o), PathSeg::Key(k)) => o.get_mut(k),
+            (Value::Array(a), PathSeg::Index(i)) => a.get_mut(*i),
+            _ => None,
+        };
+        match next {
+            Some(n) => node = n,
+            None => return,
+        }
+    }
+    match (change, last) {
+        (Change::Set { value, .. }, None) => *node = value.clone(),
+        (Change::Set { value, .. }, Some(PathSeg::Key(k))) => {
+            if let Value::Object(o) = node {
+                o.insert(k.clone(), value.clone());
+            }
+        }
+        (Change::Set { value, .. }, Some(PathSeg::Index(i))) => {
+            put(node, &Slot::Element(*i), value.clone())
+        }
+        (Change::Append { text, .. }, last) => {
+            let target = match last {
+                None => Some(node),
+                Some(PathSeg::Key(k)) => node.get_mut(k.as_str()),
+                Some(PathSeg::Index(i)) => node.get_mut(*i),
+            };
+            if let Some(Value::String(s)) = target {
+                s.push_str(text);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,572 @@
+//! Decoding of OpenAI Chat Completions streams (`openai-completions`, also every compatible
+//! server): the `data:` payloads of the SSE body become pi's `AssistantMessageEvent`s and the
+//! final `AssistantMessage`, as pi-ai 1.6.0's provider builds them.
+//! <https://platform.openai.com/docs/api-reference/chat-streaming/streaming>
+//!
+//! Pure: no IO, no clock (the request time comes in). The partial message is one live value
+//! shared by every event (L-19) and grows in place, so a delta costs O(delta); tool-call
+//! arguments are parsed incrementally and patched into the partial with edit records.
+//!
+//! Where pi-ai 1.6.0 gets a stream wrong, this gets it right (tested on their own):
+//! - `content` sent as an array of parts (some compatible servers) is read as its text, not
+//!   `"[object Object]"`;
+//! - parallel tool calls that a server numbers with the same `index` but distinct `id`s keep
+//!   their own arguments.
+//!
+//! Not read: OpenRouter's `reasoning_details` replay data and grammar ("custom") tools.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde_json::{Map, Value};
+
+use super::usage::calculate_cost;
+use crate::event::{AssistantMessageEvent, Partial};
+use crate::message::{num, zero_usage, AgentMessage, StopReason};
+use crate::stream::partial_json::{apply_change, StreamingJsonParser};
+
+/// One streamed tool call: its block, and its raw argument text with the incremental parser.
+struct ToolCallState {
+    block: usize,
+    index: Option<u64>,
+    id: String,
+    text: String,
+    parser: StreamingJsonParser,
+}
+
+pub struct ChatCompletionsDecoder {
+    model: Rc<Value>,
+    partial: Partial,
+    text: Option<usize>,
+    thinking: Option<usize>,
+    calls: Vec<ToolCallState>,
+    has_finish_reason: bool,
+}
+
+/// pi-ai's `mapStopReason`.
+fn map_stop_reason(reason: &str) -> (StopReason, Option<String>) {
+    match reason {
+        "stop" | "end" => (StopReason::Stop, None),
+        "length" => (StopReason::Length, None),
+        "function_call" | "tool_calls" => (StopReason::ToolUse, None),
+        other => (
+            StopReason::Error,
+            Some(format!("Provider finish_reason: {other}")),
+        ),
+    }
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// The text of a `content` delta: a string, or (an improvement over pi-ai) the text parts of
+/// an array of parts.
+fn content_text(content: &Value) -> Option<String> {
+    match content {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Array(parts) => {
+            let text: String = parts
+                .iter()
+                .filter_map(|p| {
+                    p.as_str()
+                        .map(str::to_string)
+                        .or_else(|| str_of(p, "text").map(str::to_string))
+                })
+                .collect();
+            (!text.is_empty()).then_some(text)
+        }
+        _ => None,
+    }
+}
+
+impl ChatCompletionsDecoder {
+    /// A decoder for one response; `now` is the request time (the message's `timestamp`).
+    pub fn new(model: Rc<Value>, now: f64) -> Self {
+        let mut o = Map::new();
+        o.insert("role".into(), "assistant".into());
+        o.insert("content".into(), Value::Array(Vec::new()));
+        for key in ["api", "provider"] {
+            o.insert(
+                key.into(),
+                model.get(key).cloned().unwrap_or_else(|| "".into()),
+            );
+        }
+        o.insert(
+            "model".into(),
+            model.get("id").cloned().unwrap_or_else(|| "".into()),
+        );
+        o.insert("usage".into(), zero_usage());
+        o.insert("stopReason".into(), "pending".into());
+        o.insert("timestamp".into(), num(now));
+        ChatCompletionsDecoder {
+            model,
+            partial: Rc::new(RefCell::new(Value::Object(o))),
+            text: None,
+            thinking: None,
+            calls: Vec::new(),
+            has_finish_reason: false,
+        }
+    }
+
+    /// The `start` event (pushed once the response arrived).
+    pub fn start(&self) -> AssistantMessageEvent {
+        AssistantMessageEvent::Start {
+            partial: self.partial.clone(),
+        }
+    }
+
+    fn set(&self, key: &str, value: Value) {
+        if let Value::Object(o) = &mut *self.partial.borrow_mut() {
+            o.insert(key.into(), value);
+        }
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.partial.borrow().get(key).is_some()
+    }
+
+    /// Pushes a new content block; returns its index.
+    fn push_block(&self, block: Value) -> usize {
+        let mut p = self.partial.borrow_mut();
+        match p.get_mut("content").and_then(Value::as_array_mut) {
+            Some(blocks) => {
+                blocks.push(block);
+                blocks.len() - 1
+            }
+            None => 0,
+        }
+    }
+
+    /// Appends `delta` to the string field `key` of block `index`, in place.
+    fn grow(&self, index: usize, key: &str, delta: &str) {
+        let mut p = self.partial.borrow_mut();
+        let field = p
+            .get_mut("content")
+            .and_then(|c| c.get_mut(index))
+            .and_then(|b| b.get_mut(key));
+        if let Some(Value::String(s)) = field {
+            s.push_str(delta);
+        }
+    }
+
+    /// Decodes one `data:` payload; events go to `out`. `Err` names malformed JSON.
+    pub fn chunk(
+        &mut self,
+        data: &str,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<(), String> {
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| format!("Malformed JSON in stream event: {e}"))?;
+        if !chunk.is_object() {
+            return Ok(());
+        }
+        if !self.has("responseId") {
+            if let Some(id) = str_of(&chunk, "id").filter(|s| !s.is_empty()) {
+                self.set("responseId", id.into());
+            }
+        }
+        if let Some(m) = str_of(&chunk, "model").filter(|m| !m.is_empty()) {
+            if Some(m) != self.model.get("id").and_then(Value::as_str) && !self.has("responseModel")
+            {
+                self.set("responseModel", m.into());
+            }
+        }
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.set("usage", self.usage(u));
+        }
+        let Some(choice) = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            return Ok(());
+        };
+        if chunk.get("usage").is_none_or(Value::is_null) {
+            // Some providers (Moonshot) put usage on the choice.
+            if let Some(u) = choice.get("usage").filter(|u| u.is_object()) {
+                self.set("usage", self.usage(u));
+            }
+        }
+        if let Some(reason) = str_of(choice, "finish_reason") {
+            let (stop, error) = map_stop_reason(reason);
+            self.set("rawStopReason", reason.into());
+            self.set("stopReason", stop.as_str().into());
+            if let Some(e) = error {
+                self.set("errorMessage", e.into());
+            }
+            self.has_finish_reason = true;
+        }
+        let Some(delta) = choice.get("delta") else {
+            return Ok(());
+        };
+        // Reasoning before content: some proxies send both in one delta.
+        for field in ["reasoning_content", "reasoning", "reasoning_text"] {
+            let Some(text) = str_of(delta, field).filter(|t| !t.is_empty()) else {
+                continue;
+            };
+            let index = match self.thinking {
+                Some(i) => i,
+                None => {
+                    let provider = self.model.get("provider").and_then(Value::as_str);
+                    let signature = if provider == Some("opencode-go") && field == "reasoning" {
+                        "reasoning_content"
+                    } else {
+                        field
+                    };
+                    let i = self.push_block(serde_json::json!({"type": "thinking", "thinking": "", "thinkingSignature": signature}));
+                    self.thinking = Some(i);
+                    out.push(AssistantMessageEvent::ThinkingStart {
+                        content_index: i,
+                        partial: self.partial.clone(),
+                    });
+                    i
+                }
+            };
+            self.grow(index, "thinking", text);
+            out.push(AssistantMessageEvent::ThinkingDelta {
+                content_index: index,
+                delta: text.to_string(),
+                partial: self.partial.clone(),
+            });
+            break;
+        }
+        if let Some(text) = delta.get("content").and_then(content_text) {
+            let index = match self.text {
+                Some(i) => i,
+                None => {
+                    let i = self.push_block(serde_json::json!({"type": "text", "text": ""}));
+                    self.text = Some(i);
+                    out.push(AssistantMessageEvent::TextStart {
+                        content_index: i,
+                        partial: self.partial.clone(),
+                    });
+                    i
+                }
+            };
+            self.grow(index, "text", &text);
+            out.push(AssistantMessageEvent::TextDelta {
+                content_index: index,
+                delta: text,
+                partial: self.partial.clone(),
+            });
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for call in calls {
+                self.tool_call_delta(call, out);
+            }
+        }
+        Ok(())
+    }
+
+    fn tool_call_delta(&mut self, call: &Value, out: &mut Vec<AssistantMessageEvent>) {
+        let index = call.get("index").and_then(Value::as_u64);
+        let id = str_of(call, "id").unwrap_or("");
+        let name = call
+            .get("function")
+            .and_then(|f| str_of(f, "name"))
+            .unwrap_or("");
+        // By index, unless the server reuses an index for a call with another id; then by id.
+        let found = self
+            .calls
+            .iter()
+            .position(|c| {
+                index.is_some()
+                    && c.index == index
+                    && (id.is_empty() || c.id.is_empty() || c.id == id)
+            })
+            .or_else(|| {
+                (!id.is_empty())
+                    .then(|| self.calls.iter().position(|c| c.id == id))
+                    .flatten()
+            });
+        let state = match found {
+            Some(i) => i,
+            None => {
+                let block = self.push_block(serde_json::json!({"type": "toolCall", "id": id, "name": name, "arguments": {}}));
+                self.calls.push(ToolCallState {
+                    block,
+                    index,
+                    id: id.to_string(),
+                    text: String::new(),
+                    parser: StreamingJsonParser::new(),
+                });
+                out.push(AssistantMessageEvent::ToolcallStart {
+                    content_index: block,
+                    partial: self.partial.clone(),
+                });
+                self.calls.len() - 1
+            }
+        };
+        let Some(s) = self.calls.get_mut(state) else {
+            return;
+        };
+        let block = s.block;
+        if s.index.is_none() {
+            s.index = index;
+        }
+        if s.id.is_empty() && !id.is_empty() {
+            s.id = id.to_string();
+        }
+        let args = call
+            .get("function")
+            .and_then(|f| str_of(f, "arguments"))
+            .unwrap_or("");
+        let changes = if args.is_empty() {
+            Vec::new()
+        } else {
+            s.text.push_str(args);
+            s.parser.append(args)
+        };
+        {
+            let mut p = self.partial.borrow_mut();
+            if let Some(Value::Object(b)) = p.get_mut("content").and_then(|c| c.get_mut(block)) {
+                if !id.is_empty() && b.get("id").and_then(Value::as_str) == Some("") {
+                    b.insert("id".into(), id.into());
+                }
+                if !name.is_empty() && b.get("name").and_then(Value::as_str) == Some("") {
+                    b.insert("name".into(), name.into());
+                }
+                // The partial's arguments stay an object; other values show as none yet.
+                if let Some(target) = b.get_mut("arguments") {
+                    for c in &changes {
+                        apply_change(target, c);
+                    }
+                    if !target.is_object() {
+                        *target = Value::Object(Map::new());
+                    }
+                }
+            }
+        }
+        out.push(AssistantMessageEvent::ToolcallDelta {
+            content_index: block,
+            delta: args.to_string(),
+            partial: self.partial.clone(),
+        });
+    }
+
+    fn usage(&self, raw: &Value) -> Value {
+        fn present(v: Option<&Value>) -> Option<&Value> {
+            v.filter(|v| !v.is_null())
+        }
+        let n = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0);
+        let details = raw.get("prompt_tokens_details");
+        let prompt = n(raw.get("prompt_tokens"));
+        let cache_read = present(details.and_then(|d| d.get("cached_tokens")))
+            .or_else(|| present(raw.get("prompt_cache_hit_tokens")))
+            .or_else(|| present(raw.get("cached_tokens")));
+        let cache_read = n(cache_read);
+        let cache_write = n(details.and_then(|d| d.get("cache_write_tokens")));
+        let input = (prompt - cache_read - cache_write).max(0.0);
+        let output = n(raw.get("completion_tokens"));
+        let reasoning = raw
+            .get("completion_tokens_details")
+            .and_then(|d| d.get("reasoning_tokens"))
+            .and_then(Value::as_f64)
+            .filter(|r| *r != 0.0)
+            .or_else(|| raw.get("reasoning_tokens").and_then(Value::as_f64))
+            .unwrap_or(0.0);
+        let mut usage = crate::message::Usage {
+            input,
+            output,
+            cache_read,
+            cache_write,
+            reasoning: Some(reasoning),
+            total_tokens: input + output + cache_read + cache_write,
+            ..crate::message::Usage::default()
+        };
+        calculate_cost(&self.model, &mut usage);
+        serde_json::to_value(usage).unwrap_or_else(|_| zero_usage())
+    }
+
+    /// Ends the response after the body ended: closes every block in order (`*_end`, final
+    /// tool arguments), then `done`, or the error the stream amounts to. Returns the final
+    /// message; the terminal event is in `out`.
+    pub fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
+        let count = self
+            .partial
+            .borrow()
+            .get("content")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        for i in 0..count {
+            let block = self
+                .partial
+                .borrow()
+                .get("content")
+                .and_then(|c| c.get(i))
+                .cloned()
+                .unwrap_or(Value::Null);
+            match str_of(&block, "type") {
+                Some("text") => out.push(AssistantMessageEvent::TextEnd {
+                    content_index: i,
+                    content: str_of(&block, "text").unwrap_or("").to_string(),
+                    partial: self.partial.clone(),
+                }),
+                Some("thinking") => out.push(AssistantMessageEvent::ThinkingEnd {
+                    content_index: i,
+                    content: str_of(&block, "thinking").unwrap_or("").to_string(),
+                    partial: self.partial.clone(),
+                }),
+                Some("toolCall") => {
+                    let text = self
+                        .calls
+                        .iter()
+                        .find(|c| c.block == i)
+                        .map(|c| c.text.clone())
+                        .unwrap_or_default();
+                    let (arguments, error) = parse_tool_call_arguments(&text);
+                    let tool_call = {
+                        let mut p = self.partial.borrow_mut();
+                        let Some(Value::Object(b)) =
+                            p.get_mut("content").and_then(|c| c.get_mut(i))
+                        else {
+                            continue;
+                        };
+                        b.insert("arguments".into(), arguments);
+                        if let Some(e) = error {
+                            b.insert("argumentsError".into(), e.into());
+                        }
+                        Value::Object(b.clone())
+                    };
+                    out.push(AssistantMessageEvent::ToolcallEnd {
+                        content_index: i,
+                        tool_call,
+                        partial: self.partial.clone(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        let stop = self
+            .partial
+            .borrow()
+            .get("stopReason")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        match stop.as_deref() {
+            Some("error") => {
+                let message = self
+                    .partial
+                    .borrow()
+                    .get("errorMessage")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| "Provider returned an error stop reason".into());
+                self.fail(&message, false, out)
+            }
+            Some("pending") | None => self.fail("Stream ended without finish_reason", false, out),
+            Some(reason) => {
+                let reason = serde_json::from_value(Value::String(reason.to_string()))
+                    .unwrap_or(StopReason::Stop);
+                let message: AgentMessage = Rc::new(self.partial.borrow().clone());
+                out.push(AssistantMessageEvent::Done {
+                    reason,
+                    message: message.clone(),
+                });
+                message
+            }
+        }
+    }
+
+    /// Ends the response as failed: `stopReason` `"aborted"` or `"error"` with `message`.
+    pub fn fail(
+        &mut self,
+        message: &str,
+        aborted: bool,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> AgentMessage {
+        let reason = if aborted {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        };
+        self.set("stopReason", reason.as_str().into());
+        self.set("errorMessage", message.into());
+        let error: AgentMessage = Rc::new(self.partial.borrow().clone());
+        out.push(AssistantMessageEvent::Error {
+            reason,
+            error: error.clone(),
+        });
+        error
+    }
+}
+
+/// pi-ai's `parseToolCallArguments`: the final arguments of a finished call: `{}` for empty
+/// text, the object for valid (or repairable) JSON, else `{}` and an error that quotes the text.
+pub fn parse_tool_call_arguments(text: &str) -> (Value, Option<String>) {
+    if text.trim().is_empty() {
+        return (Value::Object(Map::new()), None);
+    }
+    let parsed = serde_json::from_str::<Value>(text).or_else(|e| {
+        let repaired = repair_json(text);
+        if repaired == text {
+            Err(e)
+        } else {
+            serde_json::from_str::<Value>(&repaired)
+        }
+    });
+    match parsed {
+        Ok(v @ Value::Object(_)) => (v, None),
+        Ok(_) => (
+            Value::Object(Map::new()),
+            Some(format!(
+                "Tool arguments must be a JSON object\n\nReceived arguments:\n{text}"
+            )),
+        ),
+        Err(e) => (
+            Value::Object(Map::new()),
+            Some(format!("{e}\n\nReceived arguments:\n{text}")),
+        ),
+    }
+}
+
+/// pi-ai's `repairJson`: inside strings, escapes raw control characters and doubles a
+/// backslash that starts no valid escape.
+fn repair_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let mut in_string = false;
+    let mut chars = json.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !in_string {
+            out.push(c);
+            in_string = c == '"';
+            continue;
+        }
+        match c {
+            '"' => {
+                out.push(c);
+                in_string = false;
+            }
+            '\\' => match chars.peek().copied() {
+                None => out.push_str("\\\\"),
+                Some('u') => {
+                    let ahead: String = chars.clone().skip(1).take(4).collect();
+                    if ahead.len() == 4 && ahead.chars().all(|h| h.is_ascii_hexdigit()) {
+                        out.push_str("\\u");
+                        out.push_str(&ahead);
+                        for _ in 0..5 {
+                            chars.next();
+                        }
+                    } else {
+                        out.push_str("\\\\");
+                    }
+                }
+                Some(n @ ('"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't')) => {
+                    out.push('\\');
+                    out.push(n);
+                    chars.next();
+                }
+                Some(_) => out.push_str("\\\\"),
+            },
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
