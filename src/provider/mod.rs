@@ -2,4 +2,5 @@
 //! `AssistantMessageEvent`s (and, with the transport, a request builder). No IO here.
 
 pub mod openai_completions;
+pub mod transform;
 pub mod usage;
