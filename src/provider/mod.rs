@@ -2,5 +2,6 @@
 //! `AssistantMessageEvent`s (and, with the transport, a request builder). No IO here.
 
 pub mod openai_completions;
+pub mod openai_completions_request;
 pub mod transform;
 pub mod usage;
