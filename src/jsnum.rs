@@ -159,6 +159,32 @@ fn is_decimal_literal(s: &str) -> bool {
     i == b.len()
 }
 
+/// `JSON.stringify` of a JSON value: like serde_json's compact form, but numbers written
+/// as JS writes them (`-150`, not `-150.0`; `1e+21`), so request bodies and argument
+/// strings match pi's byte for byte.
+pub fn json_stringify(value: &serde_json::Value) -> String {
+    struct JsFormatter;
+    impl serde_json::ser::Formatter for JsFormatter {
+        fn write_f64<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            v: f64,
+        ) -> std::io::Result<()> {
+            if v.is_finite() {
+                w.write_all(to_js_string(v).as_bytes())
+            } else {
+                w.write_all(b"null")
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, JsFormatter);
+    if serde::Serialize::serialize(value, &mut ser).is_err() {
+        return value.to_string();
+    }
+    String::from_utf8(out).unwrap_or_else(|_| value.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ use serde_json::{json, Map, Value};
 
 use super::transform::{collapse_system_messages, transform_messages};
 use crate::agent::transcript::get_current_tools;
+use crate::jsnum::json_stringify;
 use crate::message::{content_text, num, str_field, ThinkingLevel};
 
 /// The options of `streamSimple` the request reads.
@@ -207,7 +208,7 @@ fn message_tokens(m: &Value) -> f64 {
         "system" => {
             let tools = |k: &str| match m.get(k).and_then(Value::as_array) {
                 Some(t) if !t.is_empty() => {
-                    text_tokens(js_len(&Value::Array(t.clone()).to_string()))
+                    text_tokens(js_len(&json_stringify(&Value::Array(t.clone()))))
                 }
                 _ => 0.0,
             };
@@ -227,9 +228,9 @@ fn message_tokens(m: &Value) -> f64 {
                             "thinking" => js_len(str_field(b, "thinking")),
                             _ => {
                                 js_len(str_field(b, "name"))
-                                    + js_len(
-                                        &b.get("arguments").unwrap_or(&Value::Null).to_string(),
-                                    )
+                                    + js_len(&json_stringify(
+                                        b.get("arguments").unwrap_or(&Value::Null),
+                                    ))
                             }
                         })
                         .sum()
@@ -663,7 +664,7 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
         .map(|b| {
             json!({"id": str_field(b, "id"), "type": "function", "function": {
                 "name": str_field(b, "name"),
-                "arguments": b.get("arguments").map_or_else(|| "{}".to_string(), Value::to_string),
+                "arguments": b.get("arguments").map_or_else(|| "{}".to_string(), json_stringify),
             }})
         })
         .collect();
