@@ -59,6 +59,9 @@ pub enum AssistantMessageEvent {
         content_index: usize,
         delta: String,
         partial: Partial,
+        /// What the delta changed in the call's `arguments`, as edit records, for a writer
+        /// that keeps its own copy of the partial (not part of pi's JSON form).
+        changes: Vec<crate::stream::Change>,
     },
     ToolcallEnd {
         content_index: usize,
@@ -196,6 +199,7 @@ impl AssistantMessageEvent {
                 content_index: index()?,
                 delta: text("delta")?,
                 partial: partial()?,
+                changes: Vec::new(),
             },
             "toolcall_end" => ToolcallEnd {
                 content_index: index()?,

@@ -10,5 +10,6 @@ export {
   setDefaultStreamFn,
   getDefaultStreamFn,
   DEFAULT_AGENT_IDENTITY,
+  streamSimple,
 } from './loop.js';
 export { EventStream, AssistantMessageEventStream, createAssistantMessageEventStream } from './event-stream.js';

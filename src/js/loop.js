@@ -3,8 +3,8 @@
 // response streams for the core: it iterates the stream and emits each `message_update`
 // itself, handing wasm only the `start` partial and the final message, so a streamed delta
 // never crosses the boundary (shared/design/streaming-boundary.md, point 4).
-import { runLoop, runToolCall as wasmRunToolCall } from './pi_agent_wasm.js';
-import { EventStream } from './event-stream.js';
+import { runLoop, runToolCall as wasmRunToolCall, streamOnce } from './pi_agent_wasm.js';
+import { EventStream, AssistantMessageEventStream } from './event-stream.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -112,10 +112,78 @@ function copyWith(object, key, value) {
   return copy;
 }
 
-const GLUE = { openResponse, streamOptions, copyWith };
+/** Applies a list of argument edits (`[path, 0, value]` sets, `[path, 1, text]` appends)
+ * to a tool call block's `arguments`, which stays an object. */
+function applyChanges(block, changes) {
+  for (const [path, op, value] of changes) {
+    if (path.length === 0) {
+      if (op === 0) block.arguments = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
+      continue;
+    }
+    let node = block.arguments;
+    for (let i = 0; i < path.length - 1 && node != null; i++) node = node[path[i]];
+    if (node === null || typeof node !== 'object') continue;
+    const last = path[path.length - 1];
+    if (op === 0) node[last] = value;
+    else if (typeof node[last] === 'string') node[last] += value;
+  }
+}
+
+/** Called by wasm for each update of a built-in (Rust) response: edits the JS copy of the
+ * partial with what changed and returns the `message_update` event. Cost: the delta. */
+function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson, endContent) {
+  const content = partial.content;
+  if (metaJson !== undefined) Object.assign(partial, JSON.parse(metaJson));
+  if (blockJson !== undefined) content[index] = JSON.parse(blockJson);
+  else if (type === 'text_delta') content[index].text += delta;
+  else if (type === 'thinking_delta') content[index].thinking += delta;
+  else if (type === 'toolcall_delta') {
+    const block = content[index];
+    Object.assign(block, JSON.parse(headJson));
+    applyChanges(block, JSON.parse(changesJson));
+  }
+  const event = { type, contentIndex: index };
+  if (delta !== undefined) event.delta = delta;
+  if (type === 'text_end' || type === 'thinking_end') event.content = endContent;
+  else if (type === 'toolcall_end') event.toolCall = content[index];
+  event.partial = partial;
+  return { type: 'message_update', assistantMessageEvent: event, message: { ...partial } };
+}
+
+/** A wait before a retry that ends early when the request is aborted. */
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener?.('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener?.('abort', done, { once: true });
+  });
+}
+
+const GLUE = { openResponse, streamOptions, copyWith, applyUpdate, sleep };
+
+/**
+ * The built-in stream function: OpenAI Chat Completions (and compatible servers) requested
+ * and decoded in Rust over `fetch`. Pass it as `streamFn` (or `setDefaultStreamFn`) for models
+ * with `api: "openai-completions"`. Inside the loop it never crosses into JS per delta.
+ */
+export function streamSimple(model, context, options) {
+  const stream = new AssistantMessageEventStream();
+  streamOnce(GLUE, model, context, options, (event) => stream.push(event)).then(
+    () => stream.end(),
+    (error) => stream.fail(error),
+  );
+  return stream;
+}
 
 function resolveStreamFn(streamFn) {
-  return streamFn ?? defaultStreamFn ?? null;
+  const fn = streamFn ?? defaultStreamFn ?? null;
+  // The loop runs the built-in stream in Rust directly.
+  return fn === streamSimple ? 'builtin' : fn;
 }
 
 export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {

@@ -329,7 +329,7 @@ impl ChatCompletionsDecoder {
                 }
                 // The partial's arguments stay an object; other values show as none yet.
                 if let Some(target) = b.get_mut("arguments") {
-                    for c in &changes {
+                    for c in changes.iter() {
                         apply_change(target, c);
                     }
                     if !target.is_object() {
@@ -342,6 +342,7 @@ impl ChatCompletionsDecoder {
             content_index: block,
             delta: args.to_string(),
             partial: self.partial.clone(),
+            changes,
         });
     }
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::builtin::BuiltinStreamFn;
 use super::error::{js_error, JsResult};
 use super::hooks::{context_from_js, js_messages, JsHooks};
 use super::host::{JsClock, JsPatterns, JsSignal, JsSink};
@@ -103,6 +104,19 @@ pub async fn run_loop(
         table: table.clone(),
         fixed_context: None,
     };
+    let updates = super::host::UpdateCell::default();
+    let builtin = if stream_fn.as_string().as_deref() == Some("builtin") {
+        Some(BuiltinStreamFn {
+            config: config.clone(),
+            signal: signal.clone(),
+            sleep: glue_fn(&glue, "sleep")?,
+            copy: glue_fn(&glue, "copyWith")?,
+            updates: updates.clone(),
+            table: table.clone(),
+        })
+    } else {
+        None
+    };
     let js_stream = match stream_fn.dyn_into::<Function>() {
         Ok(func) => Some(JsStreamFn {
             func,
@@ -119,6 +133,8 @@ pub async fn run_loop(
     let sink = JsSink {
         emit,
         table: table.clone(),
+        apply_update: glue_fn(&glue, "applyUpdate")?,
+        updates,
     };
     let js_signal = JsSignal(signal);
     let host = Host {
@@ -127,7 +143,11 @@ pub async fn run_loop(
         signal: Some(&js_signal),
         sink: &sink,
         hooks: &hooks,
-        stream_fn: js_stream.as_ref().map(|s| s as &dyn StreamFn),
+        stream_fn: match (&js_stream, &builtin) {
+            (Some(s), _) => Some(s as &dyn StreamFn),
+            (None, Some(b)) => Some(b as &dyn StreamFn),
+            _ => None,
+        },
     };
     let out = if is_continue {
         run_agent_loop_continue(&host, ctx, cfg).await
@@ -206,4 +226,89 @@ pub async fn run_tool_call_js(
         set(&o, "durationMs", &JsValue::from_f64(d));
     }
     Ok(o.into())
+}
+
+/// `streamSimple(model, context, options)` called directly (outside a loop): runs the
+/// built-in stream and pushes pi-ai's events to `push`; resolves when the response ended.
+#[wasm_bindgen(js_name = streamOnce)]
+pub async fn stream_once(
+    glue: JsValue,
+    model: JsValue,
+    context: JsValue,
+    options: JsValue,
+    push: JsValue,
+) -> JsResult<JsValue> {
+    use crate::event::AssistantMessageEvent as E;
+    let table = Table::new();
+    let push: Function = push
+        .dyn_into()
+        .map_err(|_| js_error("invalid_input", "push must be a function"))?;
+    let model = table
+        .to_rust(&model, "model")
+        .map_err(|e| js_error("invalid_input", &e))?;
+    if !model.is_object() {
+        return Err(js_error("invalid_input", "model must be an object"));
+    }
+    let messages = js_messages(&table, "context.messages", &get(&context, "messages"))
+        .map_err(thrown_to_js)?;
+    let options = if options.is_object() {
+        options
+    } else {
+        Object::new().into()
+    };
+    let builtin = BuiltinStreamFn {
+        config: options.clone(),
+        signal: get(&options, "signal"),
+        sleep: glue_fn(&glue, "sleep")?,
+        copy: glue_fn(&glue, "copyWith")?,
+        // Not seeded at `start` here: the start event below seeds the sink's own cell.
+        updates: Default::default(),
+        table: table.clone(),
+    };
+    let sink = JsSink {
+        emit: push.clone(),
+        table: table.clone(),
+        apply_update: glue_fn(&glue, "applyUpdate")?,
+        updates: Default::default(),
+    };
+    let stream_options = crate::io::StreamOptions {
+        api_key: get(&options, "apiKey").as_string(),
+        reasoning: get(&options, "reasoning")
+            .as_string()
+            .and_then(|r| ThinkingLevel::parse(&r)),
+        identity: Value::Null,
+    };
+    let mut stream = builtin
+        .stream(&model, crate::io::LlmContext { messages }, stream_options)
+        .await
+        .map_err(thrown_to_js)?;
+    while let Some(event) = stream.next().await.map_err(thrown_to_js)? {
+        let out = Object::new();
+        match &event {
+            E::Start { partial } => {
+                let partial_js = super::js::from_json(&partial.borrow());
+                super::host::seed(&sink.updates, partial, partial_js.clone());
+                set(&out, "type", &JsValue::from_str("start"));
+                set(&out, "partial", &partial_js);
+            }
+            E::Done { reason, .. } | E::Error { reason, .. } => {
+                let done = matches!(event, E::Done { .. });
+                let message = match stream.result().await.map_err(thrown_to_js)? {
+                    Some(m) => table.to_js(&m),
+                    None => JsValue::UNDEFINED,
+                };
+                set(&out, "type", &JsValue::from_str(event.kind()));
+                set(&out, "reason", &JsValue::from_str(reason.as_str()));
+                set(&out, if done { "message" } else { "error" }, &message);
+            }
+            _ => {
+                let update = sink.update(&event);
+                let e = get(&update, "assistantMessageEvent");
+                call(&push, &[&e]).map_err(thrown_to_js)?;
+                continue;
+            }
+        }
+        call(&push, &[&out]).map_err(thrown_to_js)?;
+    }
+    Ok(JsValue::UNDEFINED)
 }

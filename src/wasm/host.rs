@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::js::{call, get, settle};
 use super::table::Table;
@@ -75,6 +76,135 @@ impl Patterns for JsPatterns {
 pub struct JsSink {
     pub emit: Function,
     pub table: Rc<Table>,
+    /// Glue `applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson,
+    /// endContent)`: applies
+    /// one streamed change to the JS copy of a Rust stream's partial and returns the
+    /// `message_update` event.
+    pub apply_update: Function,
+    pub updates: UpdateCell,
+}
+
+/// The JS copy of the response being rendered, shared with the built-in stream, which seeds
+/// it at `start` (so `message_start`'s message shares its `content`, as pi's `{...partial}`).
+pub type UpdateCell = Rc<RefCell<Option<UpdateState>>>;
+
+/// Makes `js` the JS copy that later updates of `partial` edit.
+pub fn seed(cell: &UpdateCell, partial: &crate::event::Partial, js: JsValue) {
+    let p = partial.borrow();
+    *cell.borrow_mut() = Some(UpdateState {
+        source: partial.clone(),
+        partial: js,
+        meta: meta_of(&p),
+    });
+}
+
+/// Brings the top-level fields of the JS copy up to `message` (the final message).
+pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value) {
+    if let Some(state) = cell.borrow_mut().as_mut() {
+        let meta = meta_of(message);
+        if meta != state.meta {
+            if let Ok(fields) = js_sys::JSON::parse(&meta) {
+                let target: &js_sys::Object = state.partial.unchecked_ref();
+                let _ = js_sys::Object::assign(target, fields.unchecked_ref::<js_sys::Object>());
+            }
+            state.meta = meta;
+        }
+    }
+}
+
+pub fn monotonic_now() -> f64 {
+    performance_now()
+}
+
+/// The JS copy of a partial as its `start` event shows it (no blocks yet).
+pub fn start_copy(partial: &crate::event::Partial) -> JsValue {
+    super::js::from_json(&pristine(&partial.borrow()))
+}
+
+/// The JS copy of the partial of the Rust stream being rendered.
+pub struct UpdateState {
+    /// The core's partial this copy follows (held, so its address is not reused by the
+    /// next response's partial).
+    source: crate::event::Partial,
+    partial: JsValue,
+    /// The partial's fields other than `content`, as last sent.
+    meta: String,
+}
+
+/// The partial's fields other than `content` (usage, ids, stop reason): a few hundred bytes,
+/// whatever the length of the content.
+fn meta_of(partial: &serde_json::Value) -> String {
+    match partial {
+        serde_json::Value::Object(o) => {
+            let rest: serde_json::Map<String, serde_json::Value> = o
+                .iter()
+                .filter(|(k, _)| k.as_str() != "content")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            serde_json::Value::Object(rest).to_string()
+        }
+        _ => String::new(),
+    }
+}
+
+/// The partial as a `start` event shows it: no content blocks yet.
+fn pristine(partial: &serde_json::Value) -> serde_json::Value {
+    let mut copy = serde_json::Map::new();
+    if let serde_json::Value::Object(o) = partial {
+        for (k, v) in o {
+            let v = if k == "content" {
+                serde_json::Value::Array(Vec::new())
+            } else {
+                v.clone()
+            };
+            copy.insert(k.clone(), v);
+        }
+    }
+    serde_json::Value::Object(copy)
+}
+
+/// A block as its `*_start` event made it: the growing field empty (the live block may
+/// already hold the deltas that follow).
+fn initial_block(block: &serde_json::Value) -> serde_json::Value {
+    let mut b = block.clone();
+    if let serde_json::Value::Object(o) = &mut b {
+        for (key, empty) in [
+            ("text", serde_json::Value::from("")),
+            ("thinking", serde_json::Value::from("")),
+            ("arguments", serde_json::Value::Object(Default::default())),
+        ] {
+            if o.contains_key(key) {
+                o.insert(key.into(), empty);
+            }
+        }
+    }
+    b
+}
+
+/// Edit records as JSON: `[path, 0, value]` sets, `[path, 1, text]` appends.
+fn changes_json(changes: &[crate::stream::Change]) -> String {
+    use crate::stream::{Change, PathSeg};
+    use serde_json::Value;
+    let path = |p: &[PathSeg]| -> Value {
+        Value::Array(
+            p.iter()
+                .map(|s| match s {
+                    PathSeg::Key(k) => Value::String(k.clone()),
+                    PathSeg::Index(i) => Value::from(*i as u64),
+                })
+                .collect(),
+        )
+    };
+    let list: Vec<Value> = changes
+        .iter()
+        .map(|c| match c {
+            Change::Set { path: p, value } => Value::Array(vec![path(p), 0.into(), value.clone()]),
+            Change::Append { path: p, text } => {
+                Value::Array(vec![path(p), 1.into(), text.as_str().into()])
+            }
+        })
+        .collect();
+    Value::Array(list).to_string()
 }
 
 fn obj(kind: &'static str) -> JsValue {
@@ -96,13 +226,7 @@ impl JsSink {
             AgentEvent::MessageUpdate { event } => {
                 // Only Rust-made streams reach this path; JS streams' updates are emitted by
                 // the glue without crossing into wasm.
-                let json = event.to_json();
-                set(&o, "assistantMessageEvent", &super::js::from_json(&json));
-                set(
-                    &o,
-                    "message",
-                    &super::js::get(&super::js::from_json(&json), "partial"),
-                );
+                return self.update(event);
             }
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
@@ -151,6 +275,117 @@ impl JsSink {
             }
         }
         o
+    }
+}
+
+impl JsSink {
+    /// A `message_update` for a Rust stream, O(delta): the JS copy of the partial is made
+    /// once per response and then edited with what the event changed.
+    pub fn update(&self, event: &crate::event::AssistantMessageEvent) -> JsValue {
+        use crate::event::AssistantMessageEvent as E;
+        let Some(partial) = event.partial() else {
+            return JsValue::UNDEFINED;
+        };
+        let p = partial.borrow();
+        let meta = meta_of(&p);
+        let mut state = self.updates.borrow_mut();
+        if !matches!(&*state, Some(s) if Rc::ptr_eq(&s.source, partial)) {
+            // A response seen for the first time: its copy starts as the partial of `start`
+            // (no blocks yet), and this event is applied to it like any other. The live
+            // partial itself may be ahead of this event (a chunk's events are queued after
+            // the chunk was decoded), so it is never copied whole.
+            *state = Some(UpdateState {
+                source: partial.clone(),
+                partial: super::js::from_json(&pristine(&p)),
+                meta: meta.clone(),
+            });
+        }
+        let meta_arg = {
+            match state.as_mut() {
+                Some(s) if s.meta != meta => {
+                    s.meta = meta;
+                    JsValue::from_str(&s.meta)
+                }
+                _ => JsValue::UNDEFINED,
+            }
+        };
+        let Some(s) = state.as_ref() else {
+            return JsValue::UNDEFINED;
+        };
+        let (index, delta) = match event {
+            E::TextStart { content_index, .. }
+            | E::ThinkingStart { content_index, .. }
+            | E::ToolcallStart { content_index, .. }
+            | E::TextEnd { content_index, .. }
+            | E::ThinkingEnd { content_index, .. }
+            | E::ToolcallEnd { content_index, .. } => (*content_index, None),
+            E::TextDelta {
+                content_index,
+                delta,
+                ..
+            }
+            | E::ThinkingDelta {
+                content_index,
+                delta,
+                ..
+            }
+            | E::ToolcallDelta {
+                content_index,
+                delta,
+                ..
+            } => (*content_index, Some(delta.as_str())),
+            _ => return JsValue::UNDEFINED,
+        };
+        let block = p.get("content").and_then(|c| c.get(index));
+        // Starts and ends carry the whole block (empty at a start, sent once at an end).
+        let block_arg = match event {
+            E::TextStart { .. } | E::ThinkingStart { .. } | E::ToolcallStart { .. } => block
+                .map_or(JsValue::UNDEFINED, |b| {
+                    JsValue::from_str(&initial_block(b).to_string())
+                }),
+            E::TextEnd { .. } | E::ThinkingEnd { .. } | E::ToolcallEnd { .. } => {
+                block.map_or(JsValue::UNDEFINED, |b| JsValue::from_str(&b.to_string()))
+            }
+            _ => JsValue::UNDEFINED,
+        };
+        // A tool call's delta: its id and name (short), and the edits to its arguments.
+        let (head_arg, changes_arg) = match event {
+            E::ToolcallDelta { changes, .. } => {
+                let head = block.map(|b| {
+                    serde_json::json!({
+                        "id": b.get("id").cloned().unwrap_or_default(),
+                        "name": b.get("name").cloned().unwrap_or_default(),
+                    })
+                    .to_string()
+                });
+                (
+                    head.map_or(JsValue::UNDEFINED, |h| JsValue::from_str(&h)),
+                    JsValue::from_str(&changes_json(changes)),
+                )
+            }
+            _ => (JsValue::UNDEFINED, JsValue::UNDEFINED),
+        };
+        let delta_arg = delta.map_or(JsValue::UNDEFINED, JsValue::from_str);
+        let end_content = match event {
+            E::TextEnd { content, .. } | E::ThinkingEnd { content, .. } => {
+                JsValue::from_str(content)
+            }
+            _ => JsValue::UNDEFINED,
+        };
+        let args = js_sys::Array::of5(
+            &s.partial,
+            &super::js::key(event.kind()),
+            &JsValue::from_f64(index as f64),
+            &delta_arg,
+            &block_arg,
+        );
+        args.push(&head_arg);
+        args.push(&changes_arg);
+        args.push(&meta_arg);
+        args.push(&end_content);
+        self.apply_update
+            .apply(&JsValue::UNDEFINED, &args)
+            .unwrap_or(JsValue::UNDEFINED)
     }
 }
 

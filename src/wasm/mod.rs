@@ -2,7 +2,9 @@
 //! Every export has one shape: convert in, call the core, convert out, one `map_err`.
 
 mod api;
+mod builtin;
 mod error;
+mod fetch;
 mod hooks;
 mod host;
 mod js;

@@ -46,5 +46,6 @@ test('the node entry exposes the public API only (no wasm init functions)', () =
     'runAgentLoopContinue',
     'runToolCall',
     'setDefaultStreamFn',
+    'streamSimple',
   ]);
 });

@@ -1,0 +1,472 @@
+//! The built-in stream function: `openai-completions` requests made from Rust over the
+//! host's `fetch`, the body decoded in Rust (SSE, then [`ChatCompletionsDecoder`]). The
+//! response's events stay Rust values; the sink sends only each delta to JS (host.rs).
+//!
+//! Failures follow pi-ai's contract (L-20): HTTP errors, network errors, bad bytes and
+//! aborts end the response as a message with `stopReason` `"error"`/`"aborted"` and an
+//! `errorMessage` naming the cause; only a throwing `onPayload`/`onResponse` hook rejects.
+//! The API key goes into the `Authorization` header only and is cut out of every error text.
+
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use js_sys::Function;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use super::fetch::{fetch_fn, post, BodyReader};
+use super::host::{seed, start_copy, sync_meta, UpdateCell};
+use super::js::{call, from_json, get, set, settle, to_json};
+use super::table::Table;
+use crate::error::Thrown;
+use crate::event::AssistantMessageEvent;
+use crate::io::{AssistantStream, HostFuture, LlmContext, StreamFn, StreamOptions};
+use crate::message::{str_field, AgentMessage};
+use crate::provider::openai_completions::ChatCompletionsDecoder;
+use crate::provider::openai_completions_request::{build_params, RequestOptions};
+use crate::stream::{SseDecoder, SseEvent};
+
+/// pi-ai keeps this much of an error body.
+const MAX_ERROR_BODY: usize = 4000;
+
+pub struct BuiltinStreamFn {
+    /// The caller's config: `maxTokens`, `temperature`, `headers`, `onPayload`, `onResponse`,
+    /// `maxRetries`, `fetch`.
+    pub config: JsValue,
+    pub signal: JsValue,
+    /// Glue: `sleep(ms, signal)`, a Promise resolved after `ms` or at abort.
+    pub sleep: Function,
+    /// Glue `copyWith(object)`: a shallow copy.
+    pub copy: Function,
+    /// The sink's copy of the response being rendered, seeded at `start`.
+    pub updates: UpdateCell,
+    pub table: Rc<Table>,
+}
+
+/// The text with every occurrence of the key replaced.
+fn redact(text: &str, key: Option<&str>) -> String {
+    match key {
+        Some(k) if k.len() >= 4 => text.replace(k, "[redacted]"),
+        _ => text.to_string(),
+    }
+}
+
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!(
+            "{}... [truncated {} chars]",
+            text.get(..i).unwrap_or(""),
+            text.chars().count() - max
+        ),
+        None => text.to_string(),
+    }
+}
+
+/// pi-ai's text for an HTTP error: `"<status>: <error object>"` for a JSON body with an
+/// `error` object, else `"<status> <body>"`, or `"<status> status code (no body)"`.
+fn http_error(status: u16, body: &str) -> String {
+    let trimmed = body.trim();
+    if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
+        if let Some(e) = v
+            .get("error")
+            .filter(|e| e.as_object().is_some_and(|o| !o.is_empty()))
+        {
+            return format!("{status}: {}", cut(&e.to_string(), MAX_ERROR_BODY));
+        }
+    }
+    if trimmed.is_empty() {
+        format!("{status} status code (no body)")
+    } else {
+        format!("{status} {}", cut(trimmed, MAX_ERROR_BODY))
+    }
+}
+
+fn retryable(status: u16, should_retry: Option<&str>) -> bool {
+    match should_retry {
+        Some("true") => true,
+        Some("false") => false,
+        _ => matches!(status, 408 | 409 | 429) || status >= 500,
+    }
+}
+
+fn aborted(signal: &JsValue) -> bool {
+    get(signal, "aborted").as_bool().unwrap_or(false)
+}
+
+fn number(config: &JsValue, name: &'static str) -> Option<f64> {
+    get(config, name).as_f64().filter(|n| n.is_finite())
+}
+
+/// String-valued entries of a headers object.
+fn header_pairs(v: &JsValue, out: &mut Vec<(String, String)>) {
+    if !v.is_object() {
+        return;
+    }
+    for entry in js_sys::Object::entries(v.unchecked_ref()).iter() {
+        let pair = js_sys::Array::from(&entry);
+        if let (Some(k), Some(val)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
+            out.retain(|(old, _)| !old.eq_ignore_ascii_case(&k));
+            out.push((k, val));
+        }
+    }
+}
+
+enum State {
+    /// Reading the body.
+    Reading(BodyReader),
+    /// The terminal event is queued; `result()` gives the message.
+    Finished,
+}
+
+struct RustResponse {
+    decoder: ChatCompletionsDecoder,
+    sse: SseDecoder,
+    state: State,
+    /// SSE events read but not decoded yet.
+    pending: VecDeque<SseEvent>,
+    /// The body ended; `pending` is what is left of it.
+    ended: bool,
+    /// `performance.now()` at the request, for the message's `durationMs` (pi-ai's stream
+    /// sets it when the response ends).
+    started: f64,
+    queue: VecDeque<AssistantMessageEvent>,
+    result: Option<AgentMessage>,
+    signal: JsValue,
+    api_key: Option<String>,
+    copy: Function,
+    updates: UpdateCell,
+    table: Rc<Table>,
+}
+
+impl RustResponse {
+    fn finish_with(&mut self, result: AgentMessage, events: Vec<AssistantMessageEvent>) {
+        let duration = super::host::monotonic_now() - self.started;
+        let mut result = result;
+        if let Value::Object(o) = Rc::make_mut(&mut result) {
+            o.insert("durationMs".into(), crate::message::num(duration));
+        }
+        // The terminal events carry the message; they get the same duration.
+        let events = events.into_iter().map(|e| match e {
+            AssistantMessageEvent::Done { reason, .. } => AssistantMessageEvent::Done {
+                reason,
+                message: result.clone(),
+            },
+            AssistantMessageEvent::Error { reason, .. } => AssistantMessageEvent::Error {
+                reason,
+                error: result.clone(),
+            },
+            other => other,
+        });
+        self.queue.extend(events);
+        // pi-ai's final message is its partial: the JS copy ends in the same state.
+        sync_meta(&self.updates, &result);
+        self.result = Some(result);
+        self.state = State::Finished;
+    }
+
+    fn fail(&mut self, message: &str) {
+        let mut out = Vec::new();
+        let is_abort = aborted(&self.signal);
+        let text = if is_abort {
+            "Request was aborted".to_string()
+        } else {
+            redact(message, self.api_key.as_deref())
+        };
+        let m = self.decoder.fail(&text, is_abort, &mut out);
+        self.finish_with(m, out);
+    }
+
+    /// Decodes one SSE event (one provider chunk, as pi-ai handles one per step, so the
+    /// partial is never more than one chunk ahead of the events being delivered).
+    fn decode(&mut self, event: &SseEvent) {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.pending.clear();
+            return self.end();
+        }
+        if data.is_empty() {
+            return;
+        }
+        let mut out = Vec::new();
+        let decoded = self.decoder.chunk(data, &mut out);
+        self.queue.extend(out);
+        if let Err(message) = decoded {
+            self.pending.clear();
+            self.fail(&message);
+        }
+    }
+
+    fn end(&mut self) {
+        if aborted(&self.signal) {
+            return self.fail("Request was aborted");
+        }
+        let mut out = Vec::new();
+        let m = self.decoder.finish(&mut out);
+        self.finish_with(m, out);
+    }
+}
+
+impl AssistantStream for RustResponse {
+    fn next(&mut self) -> HostFuture<'_, Option<AssistantMessageEvent>> {
+        Box::pin(async move {
+            loop {
+                if let Some(e) = self.queue.pop_front() {
+                    return Ok(Some(e));
+                }
+                if let Some(event) = self.pending.pop_front() {
+                    self.decode(&event);
+                    continue;
+                }
+                if self.ended && matches!(self.state, State::Reading(_)) {
+                    self.end();
+                    continue;
+                }
+                let State::Reading(reader) = &mut self.state else {
+                    return Ok(None);
+                };
+                match reader.read().await {
+                    Ok(Some(bytes)) => {
+                        let mut events = Vec::new();
+                        self.sse.feed(&bytes, &mut events);
+                        self.pending.extend(events);
+                    }
+                    Ok(None) => {
+                        let mut events = Vec::new();
+                        self.sse.finish(&mut events);
+                        self.pending.extend(events);
+                        // Ended without `[DONE]`: what was decoded decides (L-20).
+                        self.ended = true;
+                    }
+                    Err(e) => self.fail(&e.message),
+                }
+            }
+        })
+    }
+
+    fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>> {
+        Box::pin(async move { Ok(self.result.clone()) })
+    }
+
+    /// `message_start`'s message is a shallow copy of the JS partial the updates edit, so
+    /// its `content` is that partial's live array, as with pi's `{...partial}`.
+    fn start_snapshot(&mut self, partial: &crate::event::Partial) -> AgentMessage {
+        let js = start_copy(partial);
+        seed(&self.updates, partial, js.clone());
+        match call(&self.copy, &[&js]) {
+            Ok(copy) => {
+                let m: AgentMessage = Rc::new(partial.borrow().clone());
+                self.table.register_pair(m.clone(), copy);
+                m
+            }
+            Err(_) => Rc::new(partial.borrow().clone()),
+        }
+    }
+}
+
+impl BuiltinStreamFn {
+    fn fail_early(
+        &self,
+        model: &Rc<Value>,
+        message: &str,
+        api_key: Option<String>,
+    ) -> Box<dyn AssistantStream + '_> {
+        let mut r = RustResponse {
+            decoder: ChatCompletionsDecoder::new(model.clone(), js_sys::Date::now()),
+            sse: SseDecoder::new(),
+            state: State::Finished,
+            pending: VecDeque::new(),
+            ended: false,
+            started: super::host::monotonic_now(),
+            queue: VecDeque::new(),
+            result: None,
+            signal: self.signal.clone(),
+            api_key,
+            copy: self.copy.clone(),
+            updates: self.updates.clone(),
+            table: self.table.clone(),
+        };
+        r.fail(message);
+        Box::new(r)
+    }
+}
+
+impl StreamFn for BuiltinStreamFn {
+    fn stream<'a>(
+        &'a self,
+        model: &'a Rc<Value>,
+        context: LlmContext,
+        options: StreamOptions,
+    ) -> HostFuture<'a, Box<dyn AssistantStream + 'a>> {
+        Box::pin(async move {
+            let api = str_field(model, "api");
+            if api != "openai-completions" {
+                return Err(Thrown::new(format!(
+                    "No built-in provider for api: {api} (pass a streamFn for it)"
+                )));
+            }
+            let now = js_sys::Date::now();
+            let started = super::host::monotonic_now();
+            let api_key = options.api_key.clone().filter(|k| !k.is_empty());
+            let Some(key) = api_key.clone() else {
+                let provider = str_field(model, "provider").to_string();
+                return Ok(self.fail_early(
+                    model,
+                    &format!("No API key for provider: {provider}"),
+                    None,
+                ));
+            };
+            let Some(fetch) = fetch_fn(&get(&self.config, "fetch")) else {
+                return Ok(self.fail_early(
+                    model,
+                    "No fetch function in this environment",
+                    api_key,
+                ));
+            };
+            let request = RequestOptions {
+                max_tokens: number(&self.config, "maxTokens"),
+                temperature: number(&self.config, "temperature"),
+                reasoning: options.reasoning,
+                tool_choice: to_json(&get(&self.config, "toolChoice"), "toolChoice")
+                    .ok()
+                    .flatten(),
+                sampling_params: None,
+            };
+            let messages: Vec<Value> = context.messages.iter().map(|m| (**m).clone()).collect();
+            let mut params = build_params(model, &messages, &request, now);
+            let model_js = self.table.to_js(model);
+
+            // onPayload may replace the body (L-80 forwards it from the config).
+            if let Some(hook) = get(&self.config, "onPayload").dyn_ref::<Function>() {
+                let next = settle(call(hook, &[&from_json(&params), &model_js])?).await?;
+                if !next.is_undefined() {
+                    params = to_json(&next, "onPayload's result")
+                        .map_err(Thrown::new)?
+                        .unwrap_or(Value::Null);
+                }
+            }
+            let body = crate::jsnum::json_stringify(&params);
+
+            let mut headers = vec![("Content-Type".to_string(), "application/json".to_string())];
+            headers.push(("Authorization".into(), format!("Bearer {key}")));
+            if let Some(model_headers) = model.get("headers").filter(|h| h.is_object()) {
+                header_pairs(&from_json(model_headers), &mut headers);
+            }
+            header_pairs(&get(&self.config, "headers"), &mut headers);
+
+            let base = str_field(model, "baseUrl").trim_end_matches('/');
+            let url = format!("{base}/chat/completions");
+            let max_retries = number(&self.config, "maxRetries").unwrap_or(0.0).max(0.0) as u32;
+            let mut attempt = 0u32;
+            let response = loop {
+                let sent = post(&fetch, &url, &headers, &body, &self.signal).await;
+                let response = match sent {
+                    Ok(r) => r,
+                    Err(e) => {
+                        if attempt < max_retries && !aborted(&self.signal) {
+                            self.pause(attempt, None).await;
+                            attempt += 1;
+                            continue;
+                        }
+                        let message = if e.message.is_empty() {
+                            "Connection error.".to_string()
+                        } else {
+                            format!("Connection error: {}", e.message)
+                        };
+                        return Ok(self.fail_early(model, &message, api_key));
+                    }
+                };
+                if response.ok {
+                    break response;
+                }
+                let should = response.header("x-should-retry");
+                if attempt < max_retries
+                    && retryable(response.status, should.as_deref())
+                    && !aborted(&self.signal)
+                {
+                    let after = response
+                        .header("retry-after-ms")
+                        .and_then(|v| v.parse::<f64>().ok())
+                        .or_else(|| {
+                            response
+                                .header("retry-after")
+                                .and_then(|v| v.parse::<f64>().ok())
+                                .map(|s| s * 1000.0)
+                        });
+                    // The unread body would hold the connection.
+                    drop(response.reader());
+                    self.pause(attempt, after).await;
+                    attempt += 1;
+                    continue;
+                }
+                let text = response.text().await.unwrap_or_default();
+                return Ok(self.fail_early(model, &http_error(response.status, &text), api_key));
+            };
+
+            if let Some(hook) = get(&self.config, "onResponse").dyn_ref::<Function>() {
+                let info = js_sys::Object::new();
+                set(
+                    &info,
+                    "status",
+                    &JsValue::from_f64(f64::from(response.status)),
+                );
+                let h = js_sys::Object::new();
+                for (k, v) in response.headers() {
+                    let _ =
+                        js_sys::Reflect::set(&h, &JsValue::from_str(&k), &JsValue::from_str(&v));
+                }
+                set(&info, "headers", &h);
+                settle(call(hook, &[&info, &model_js])?).await?;
+            }
+
+            // A 200 that is not an event stream (a proxy's JSON or HTML page) is named as such.
+            let kind = response.header("content-type").unwrap_or_default();
+            if kind.contains("application/json") || kind.contains("text/html") {
+                let text = response.text().await.unwrap_or_default();
+                let message = format!(
+                    "Expected an event stream, got {kind}: {}",
+                    cut(text.trim(), 300)
+                );
+                return Ok(self.fail_early(model, &message, api_key));
+            }
+
+            let decoder = ChatCompletionsDecoder::new(model.clone(), now);
+            let mut queue = VecDeque::new();
+            queue.push_back(decoder.start());
+            let mut r = RustResponse {
+                decoder,
+                sse: SseDecoder::new(),
+                state: State::Finished,
+                pending: VecDeque::new(),
+                ended: false,
+                started,
+                queue,
+                result: None,
+                signal: self.signal.clone(),
+                api_key,
+                copy: self.copy.clone(),
+                updates: self.updates.clone(),
+                table: self.table.clone(),
+            };
+            match response.reader() {
+                Ok(reader) => r.state = State::Reading(reader),
+                Err(e) => r.fail(&e.message),
+            }
+            Ok(Box::new(r) as Box<dyn AssistantStream + 'a>)
+        })
+    }
+}
+
+impl BuiltinStreamFn {
+    /// Waits before retry `attempt`: the server's delay, else 0.5 s doubling up to 8 s.
+    async fn pause(&self, attempt: u32, server_ms: Option<f64>) {
+        let ms = server_ms
+            .filter(|m| m.is_finite() && *m >= 0.0)
+            .unwrap_or_else(|| {
+                (0.5 * f64::from(2u32.saturating_pow(attempt.min(4)))).min(8.0) * 1000.0
+            })
+            .min(60_000.0);
+        if let Ok(p) = call(&self.sleep, &[&JsValue::from_f64(ms), &self.signal]) {
+            let _ = settle(p).await;
+        }
+    }
+}
