@@ -11,7 +11,9 @@ export const DEFAULT_AGENT_IDENTITY = {
   attribution: { name: 'pi', url: 'https://pi.dev', categories: ['cli-agent'] },
 };
 
-let defaultStreamFn;
+// The built-in stream function is the default until one is set; `setDefaultStreamFn(undefined)`
+// restores pi's behaviour of having none (L-36).
+let defaultStreamFn = streamSimple;
 
 /** Sets (or clears) the stream function used when a call passes none (L-36). */
 export function setDefaultStreamFn(streamFn) {

@@ -30,8 +30,8 @@ use crate::stream::{SseDecoder, SseEvent};
 const MAX_ERROR_BODY: usize = 4000;
 
 pub struct BuiltinStreamFn {
-    /// The caller's config: `maxTokens`, `temperature`, `headers`, `onPayload`, `onResponse`,
-    /// `maxRetries`, `fetch`.
+    /// The caller's config: `maxTokens`, `temperature`, `toolChoice`, `headers`, `onPayload`,
+    /// `onResponse`, `maxRetries`, `maxRetryDelayMs`, `fetch`.
     pub config: JsValue,
     pub signal: JsValue,
     /// Glue: `sleep(ms, signal)`, a Promise resolved after `ms` or at abort.
@@ -364,6 +364,9 @@ impl StreamFn for BuiltinStreamFn {
                     Err(e) => {
                         if attempt < max_retries && !aborted(&self.signal) {
                             self.pause(attempt, None).await;
+                            if aborted(&self.signal) {
+                                return Ok(self.fail_early(model, "Request was aborted", api_key));
+                            }
                             attempt += 1;
                             continue;
                         }
@@ -392,9 +395,23 @@ impl StreamFn for BuiltinStreamFn {
                                 .and_then(|v| v.parse::<f64>().ok())
                                 .map(|s| s * 1000.0)
                         });
+                    let max_delay = number(&self.config, "maxRetryDelayMs").unwrap_or(60_000.0);
+                    if let Some(ms) = after.filter(|ms| max_delay > 0.0 && *ms > max_delay) {
+                        let text = response.text().await.unwrap_or_default();
+                        let message = format!(
+                            "Server requested {}s retry delay (max: {}s). {}",
+                            (ms / 1000.0).ceil(),
+                            (max_delay / 1000.0).ceil(),
+                            http_error(response.status, &text)
+                        );
+                        return Ok(self.fail_early(model, &message, api_key));
+                    }
                     // The unread body would hold the connection.
                     drop(response.reader());
                     self.pause(attempt, after).await;
+                    if aborted(&self.signal) {
+                        return Ok(self.fail_early(model, "Request was aborted", api_key));
+                    }
                     attempt += 1;
                     continue;
                 }
@@ -457,14 +474,15 @@ impl StreamFn for BuiltinStreamFn {
 }
 
 impl BuiltinStreamFn {
-    /// Waits before retry `attempt`: the server's delay, else 0.5 s doubling up to 8 s.
+    /// Waits before retry `attempt` (ends early on abort): the server's delay, else 0.5 s
+    /// doubling up to 8 s, less up to a quarter at random (pi-ai's policy).
     async fn pause(&self, attempt: u32, server_ms: Option<f64>) {
         let ms = server_ms
             .filter(|m| m.is_finite() && *m >= 0.0)
             .unwrap_or_else(|| {
-                (0.5 * f64::from(2u32.saturating_pow(attempt.min(4)))).min(8.0) * 1000.0
-            })
-            .min(60_000.0);
+                let base = (0.5 * f64::from(2u32.saturating_pow(attempt.min(4)))).min(8.0) * 1000.0;
+                base * (1.0 - js_sys::Math::random() * 0.25)
+            });
         if let Ok(p) = call(&self.sleep, &[&JsValue::from_f64(ms), &self.signal]) {
             let _ = settle(p).await;
         }

@@ -262,3 +262,48 @@ test('agentLoop with the built-in stream: observed events carry the live text', 
   const messages = await stream.result();
   assert.equal(messages.at(-1).content[0].text, lastText);
 });
+
+test('abort during the wait between retries: aborted at once, no second request', async () => {
+  const controller = new AbortController();
+  const started = Date.now();
+  const { events, messages, last, server } = await runBuiltin((_n, _b, _req, res) => {
+    res.writeHead(503, { 'retry-after': '30' });
+    res.end('busy');
+    setTimeout(() => controller.abort(), 30);
+  }, { maxRetries: 3, signal: controller.signal });
+  assert.equal(last.stopReason, 'aborted');
+  assert.equal(last.errorMessage, 'Request was aborted');
+  assert.equal(server.requests.length, 1);
+  assert.ok(Date.now() - started < 20_000, 'the 30 s retry wait was cut short');
+  assertEndsCleanly(events, messages);
+});
+
+test('a retry delay above maxRetryDelayMs fails at once, naming both delays', async () => {
+  const { last, server } = await runBuiltin((_n, _b, _req, res) => {
+    res.writeHead(429, { 'retry-after': '120', 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: 'Rate limited' } }));
+  }, { maxRetries: 2, maxRetryDelayMs: 5000 });
+  assert.equal(server.requests.length, 1);
+  assert.equal(last.errorMessage, 'Server requested 120s retry delay (max: 5s). 429: {"message":"Rate limited"}');
+});
+
+test('a fetch injected in the options is used instead of the global one', async () => {
+  const text = readFileSync(new URL('text.sse', FIXTURES), 'utf8');
+  const server = await serve((_n, _b, _req, res) => writeSse(res, text));
+  servers.push(server);
+  const urls = [];
+  const fetch = (url, init) => { urls.push(url); return globalThis.fetch(url, init); };
+  const messages = await runAgentLoop(prompt(), { messages: [] }, { model: { ...baseModel, baseUrl: server.baseUrl }, apiKey: KEY, convertToLlm: (m) => m, fetch }, () => {}, undefined, streamSimple);
+  assert.deepEqual(urls, [`${server.baseUrl}/chat/completions`]);
+  assert.equal(messages.at(-1).stopReason, 'stop');
+});
+
+test('with no streamFn and no default set, the built-in stream is used (issue 5; L-36 otherwise)', async () => {
+  const { getDefaultStreamFn } = await import('pi-agent-wasm');
+  assert.equal(getDefaultStreamFn(), streamSimple);
+  const text = readFileSync(new URL('text.sse', FIXTURES), 'utf8');
+  const server = await serve((_n, _b, _req, res) => writeSse(res, text));
+  servers.push(server);
+  const messages = await runAgentLoop(prompt(), { messages: [] }, { model: { ...baseModel, baseUrl: server.baseUrl }, apiKey: KEY, convertToLlm: (m) => m }, () => {});
+  assert.equal(messages.at(-1).content[0].text, 'Hello, wörld 😀!');
+});
