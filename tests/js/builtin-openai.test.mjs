@@ -307,3 +307,17 @@ test('with no streamFn and no default set, the built-in stream is used (issue 5;
   const messages = await runAgentLoop(prompt(), { messages: [] }, { model: { ...baseModel, baseUrl: server.baseUrl }, apiKey: KEY, convertToLlm: (m) => m }, () => {});
   assert.equal(messages.at(-1).content[0].text, 'Hello, wörld 😀!');
 });
+
+test('a tool-using run end to end (the scenario Chromium and workerd run too)', async () => {
+  const { startOpenAIServer, textChunks, toolCallChunks } = await import('./shared/openai-server.mjs');
+  const { scenarioAnswer, runToolScenario, EXPECTED_SCENARIO } = await import('./shared/agent-scenario.mjs');
+  const pkg = await import('pi-agent-wasm');
+  const server = await startOpenAIServer((body) => scenarioAnswer(body, { textChunks, toolCallChunks }));
+  servers.push(server);
+  const r = await runToolScenario(pkg, server.baseUrl);
+  const { usage, ...rest } = r;
+  assert.deepEqual(rest, EXPECTED_SCENARIO);
+  assert.equal(usage.input, 11);
+  assert.ok(usage.cost.total > 0);
+  assert.equal(server.requests[1].body.messages.at(-1).role, 'tool');
+});

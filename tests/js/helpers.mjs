@@ -1,6 +1,6 @@
 // Test helpers: a static file server on 127.0.0.1, headless Debian Chromium via
 // playwright-core, and packing the package into a throwaway project.
-import { createServer } from 'node:http';
+import { createServer, request } from 'node:http';
 import { readFile, mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -18,9 +18,21 @@ const TYPES = {
   '.css': 'text/css',
 };
 
-/** Serves files under `root` on an ephemeral 127.0.0.1 port. */
-export async function startStaticServer(root = repoRoot) {
+/** Serves files under `root` on an ephemeral 127.0.0.1 port. `proxy` maps a path prefix to
+ * another local origin whose answers are piped through as they stream (pages may not call
+ * another loopback port: Chromium's local network access rules). */
+export async function startStaticServer(root = repoRoot, { proxy = {} } = {}) {
   const server = createServer(async (req, res) => {
+    const target = Object.entries(proxy).find(([prefix]) => req.url.startsWith(prefix));
+    if (target) {
+      const upstream = request(new URL(req.url, target[1]), { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode, up.headers);
+        up.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+      return;
+    }
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     const file = join(root, path);
     if (!file.startsWith(normalize(root + sep))) {

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { packAndInstall, repoRoot } from './helpers.mjs';
 import { EXPECTED } from './shared/sse-scenario.mjs';
+import { startOpenAIServer, textChunks, toolCallChunks } from './shared/openai-server.mjs';
+import { scenarioAnswer, EXPECTED_SCENARIO } from './shared/agent-scenario.mjs';
 
 const COMPAT_DATE = '2026-04-26';
 let installed;
@@ -19,13 +21,18 @@ before(async () => {
   installed = await packAndInstall();
   const dir = installed.dir;
   await copyFile(join(repoRoot, 'tests/js/shared/sse-scenario.mjs'), join(dir, 'sse-scenario.mjs'));
+  await copyFile(join(repoRoot, 'tests/js/shared/agent-scenario.mjs'), join(dir, 'agent-scenario.mjs'));
   await writeFile(
     join(dir, 'worker.mjs'),
     `import * as pkg from 'pi-agent-wasm';
 import { runSseScenario } from './sse-scenario.mjs';
+import { runToolScenario } from './agent-scenario.mjs';
 export default {
   async fetch(request) {
     const url = new URL(request.url);
+    if (url.pathname === '/agent') {
+      return Response.json(await runToolScenario(pkg, url.searchParams.get('llm')));
+    }
     if (url.pathname === '/decode') {
       const d = new pkg.SseDecoder();
       const events = d.feed(new Uint8Array(await request.arrayBuffer()));
@@ -81,4 +88,18 @@ test('a Worker decodes a request body through the package', async () => {
     events: [{ type: 'message', data: '{"a":1}', lastEventId: '' }],
     truncated: true,
   });
+});
+
+test('a Worker runs a tool-using loop with the built-in stream over its fetch (issue 5)', async () => {
+  const llm = await startOpenAIServer((body) => scenarioAnswer(body, { textChunks, toolCallChunks }));
+  try {
+    const res = await mf.dispatchFetch(`http://localhost/agent?llm=${encodeURIComponent(llm.baseUrl)}`);
+    assert.equal(res.status, 200);
+    const { usage, ...rest } = await res.json();
+    assert.deepEqual(rest, EXPECTED_SCENARIO);
+    assert.equal(usage.input, 11);
+    assert.equal(llm.requests.length, 2);
+  } finally {
+    await llm.close();
+  }
 });

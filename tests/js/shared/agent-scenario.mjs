@@ -1,0 +1,61 @@
+// One tool-using agent run with the built-in stream function, written once and run in Node,
+// Chromium and workerd against the local OpenAI-compatible server of openai-server.mjs
+// (answering with `scenarioAnswer`). Returns plain data to compare.
+
+/** The server's script: a tool call first, then an answer quoting the tool result. */
+export function scenarioAnswer(body, { textChunks, toolCallChunks }) {
+  const last = body.messages.at(-1);
+  if (last.role === 'tool') return textChunks(`The answer is ${last.content} — fertig ✓`);
+  return toolCallChunks('call_1', 'calc', { expression: '17*23', note: 'ünïcødé 😀' });
+}
+
+export async function runToolScenario(pkg, baseUrl) {
+  const model = {
+    id: 'local-model', name: 'Local', api: 'openai-completions', provider: 'local', baseUrl,
+    reasoning: false, input: ['text'], cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 32000, maxTokens: 4096,
+  };
+  const calc = {
+    name: 'calc', label: 'Calculator', description: 'Multiplies a*b',
+    parameters: { type: 'object', properties: { expression: { type: 'string' }, note: { type: 'string' } }, required: ['expression'] },
+    execute: async (_id, { expression }) => {
+      const [a, b] = expression.split('*').map(Number);
+      return { content: [{ type: 'text', text: String(a * b) }], details: {} };
+    },
+  };
+  const updates = [];
+  let lastArgs;
+  const messages = await pkg.runAgentLoop(
+    [{ role: 'user', content: 'what is 17*23?', timestamp: 1 }],
+    { messages: [{ role: 'system', content: 'Be terse.', timestamp: 0 }], tools: [calc] },
+    { model, apiKey: 'local-key', convertToLlm: (m) => m },
+    (e) => {
+      if (e.type !== 'message_update') return;
+      updates.push(e.assistantMessageEvent.type);
+      if (e.assistantMessageEvent.type === 'toolcall_delta') lastArgs = JSON.stringify(e.message.content[e.assistantMessageEvent.contentIndex].arguments);
+    },
+    undefined,
+    pkg.streamSimple,
+  );
+  return {
+    roles: messages.map((m) => m.role),
+    stopReasons: messages.filter((m) => m.role === 'assistant').map((m) => m.stopReason),
+    toolArgs: messages.find((m) => m.role === 'assistant')?.content.find((b) => b.type === 'toolCall')?.arguments,
+    lastStreamedArgs: lastArgs,
+    toolResult: messages.find((m) => m.role === 'toolResult')?.content[0].text,
+    answer: messages.at(-1).content[0]?.text,
+    usage: messages.at(-1).usage,
+    updateTypes: [...new Set(updates)].sort(),
+    ...(messages.at(-1).errorMessage ? { errorMessage: messages.at(-1).errorMessage } : {}),
+  };
+}
+
+export const EXPECTED_SCENARIO = {
+  roles: ['system', 'user', 'assistant', 'toolResult', 'assistant'],
+  stopReasons: ['toolUse', 'stop'],
+  toolArgs: { expression: '17*23', note: 'ünïcødé 😀' },
+  lastStreamedArgs: JSON.stringify({ expression: '17*23', note: 'ünïcødé 😀' }),
+  toolResult: '391',
+  answer: 'The answer is 391 — fertig ✓',
+  updateTypes: ['text_delta', 'text_end', 'text_start', 'toolcall_delta', 'toolcall_end', 'toolcall_start'],
+};
