@@ -101,13 +101,11 @@ pub fn seed(cell: &UpdateCell, partial: &crate::event::Partial, js: JsValue) {
 /// Brings the top-level fields of the JS copy up to `message` (the final message).
 pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value) {
     if let Some(state) = cell.borrow_mut().as_mut() {
-        let meta = meta_of(message);
-        if meta != state.meta {
-            if let Ok(fields) = js_sys::JSON::parse(&meta) {
-                let target: &js_sys::Object = state.partial.unchecked_ref();
-                let _ = js_sys::Object::assign(target, fields.unchecked_ref::<js_sys::Object>());
-            }
-            state.meta = meta;
+        if meta_differs(&state.meta, message) {
+            state.meta = meta_of(message);
+            let fields = super::js::from_json(&serde_json::Value::Object(state.meta.clone()));
+            let target: &js_sys::Object = state.partial.unchecked_ref();
+            let _ = js_sys::Object::assign(target, fields.unchecked_ref::<js_sys::Object>());
         }
     }
 }
@@ -128,23 +126,41 @@ pub struct UpdateState {
     source: crate::event::Partial,
     partial: JsValue,
     /// The partial's fields other than `content`, as last sent.
-    meta: String,
+    meta: Meta,
 }
+
+type Meta = serde_json::Map<String, serde_json::Value>;
 
 /// The partial's fields other than `content` (usage, ids, stop reason): a few hundred bytes,
 /// whatever the length of the content.
-fn meta_of(partial: &serde_json::Value) -> String {
+fn meta_of(partial: &serde_json::Value) -> Meta {
     match partial {
-        serde_json::Value::Object(o) => {
-            let rest: serde_json::Map<String, serde_json::Value> = o
-                .iter()
-                .filter(|(k, _)| k.as_str() != "content")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            serde_json::Value::Object(rest).to_string()
-        }
-        _ => String::new(),
+        serde_json::Value::Object(o) => o
+            .iter()
+            .filter(|(k, _)| k.as_str() != "content")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        _ => Meta::new(),
     }
+}
+
+/// Whether the partial's fields other than `content` differ from `meta`: a comparison, no
+/// allocation (this runs for every delta).
+fn meta_differs(meta: &Meta, partial: &serde_json::Value) -> bool {
+    let serde_json::Value::Object(o) = partial else {
+        return !meta.is_empty();
+    };
+    let mut count = 0;
+    for (k, v) in o {
+        if k == "content" {
+            continue;
+        }
+        count += 1;
+        if meta.get(k) != Some(v) {
+            return true;
+        }
+    }
+    count != meta.len()
 }
 
 /// The partial as a `start` event shows it: no content blocks yet.
@@ -287,7 +303,6 @@ impl JsSink {
             return JsValue::UNDEFINED;
         };
         let p = partial.borrow();
-        let meta = meta_of(&p);
         let mut state = self.updates.borrow_mut();
         if !matches!(&*state, Some(s) if Rc::ptr_eq(&s.source, partial)) {
             // A response seen for the first time: its copy starts as the partial of `start`
@@ -297,17 +312,15 @@ impl JsSink {
             *state = Some(UpdateState {
                 source: partial.clone(),
                 partial: super::js::from_json(&pristine(&p)),
-                meta: meta.clone(),
+                meta: meta_of(&p),
             });
         }
-        let meta_arg = {
-            match state.as_mut() {
-                Some(s) if s.meta != meta => {
-                    s.meta = meta;
-                    JsValue::from_str(&s.meta)
-                }
-                _ => JsValue::UNDEFINED,
+        let meta_arg = match state.as_mut() {
+            Some(s) if meta_differs(&s.meta, &p) => {
+                s.meta = meta_of(&p);
+                JsValue::from_str(&serde_json::Value::Object(s.meta.clone()).to_string())
             }
+            _ => JsValue::UNDEFINED,
         };
         let Some(s) = state.as_ref() else {
             return JsValue::UNDEFINED;
