@@ -141,8 +141,8 @@ function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJs
   else if (type === 'thinking_delta') content[index].thinking += delta;
   else if (type === 'toolcall_delta') {
     const block = content[index];
-    Object.assign(block, JSON.parse(headJson));
-    applyChanges(block, JSON.parse(changesJson));
+    if (headJson !== undefined) Object.assign(block, JSON.parse(headJson));
+    if (changesJson !== undefined) applyChanges(block, JSON.parse(changesJson));
   }
   const event = { type, contentIndex: index };
   if (delta !== undefined) event.delta = delta;

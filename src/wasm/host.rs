@@ -95,6 +95,7 @@ pub fn seed(cell: &UpdateCell, partial: &crate::event::Partial, js: JsValue) {
         source: partial.clone(),
         partial: js,
         meta: meta_of(&p),
+        head: None,
     });
 }
 
@@ -127,6 +128,8 @@ pub struct UpdateState {
     partial: JsValue,
     /// The partial's fields other than `content`, as last sent.
     meta: Meta,
+    /// The tool call block and its id and name, as last sent.
+    head: Option<(usize, String, String)>,
 }
 
 type Meta = serde_json::Map<String, serde_json::Value>;
@@ -150,17 +153,16 @@ fn meta_differs(meta: &Meta, partial: &serde_json::Value) -> bool {
     let serde_json::Value::Object(o) = partial else {
         return !meta.is_empty();
     };
-    let mut count = 0;
-    for (k, v) in o {
-        if k == "content" {
-            continue;
-        }
-        count += 1;
-        if meta.get(k) != Some(v) {
-            return true;
+    // Both keep insertion order, so entries are compared pairwise without hashing; a
+    // reordering counts as a change (it only costs a resend).
+    let mut stored = meta.iter();
+    for (k, v) in o.iter().filter(|(k, _)| k.as_str() != "content") {
+        match stored.next() {
+            Some((sk, sv)) if sk == k && sv == v => {}
+            _ => return true,
         }
     }
-    count != meta.len()
+    stored.next().is_some()
 }
 
 /// The partial as a `start` event shows it: no content blocks yet.
@@ -313,6 +315,7 @@ impl JsSink {
                 source: partial.clone(),
                 partial: super::js::from_json(&pristine(&p)),
                 meta: meta_of(&p),
+                head: None,
             });
         }
         let meta_arg = match state.as_mut() {
@@ -322,7 +325,7 @@ impl JsSink {
             }
             _ => JsValue::UNDEFINED,
         };
-        let Some(s) = state.as_ref() else {
+        let Some(s) = state.as_mut() else {
             return JsValue::UNDEFINED;
         };
         let (index, delta) = match event {
@@ -361,20 +364,32 @@ impl JsSink {
             }
             _ => JsValue::UNDEFINED,
         };
-        // A tool call's delta: its id and name (short), and the edits to its arguments.
+        // A tool call's delta: its id and name when they changed (rarely), and the edits to
+        // its arguments (none for whitespace).
         let (head_arg, changes_arg) = match event {
             E::ToolcallDelta { changes, .. } => {
-                let head = block.map(|b| {
-                    serde_json::json!({
-                        "id": b.get("id").cloned().unwrap_or_default(),
-                        "name": b.get("name").cloned().unwrap_or_default(),
-                    })
-                    .to_string()
-                });
-                (
-                    head.map_or(JsValue::UNDEFINED, |h| JsValue::from_str(&h)),
-                    JsValue::from_str(&changes_json(changes)),
-                )
+                let id = block
+                    .and_then(|b| b.get("id"))
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("");
+                let name = block
+                    .and_then(|b| b.get("name"))
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("");
+                let same =
+                    matches!(&s.head, Some((i, a, b)) if *i == index && a == id && b == name);
+                let head = if same {
+                    JsValue::UNDEFINED
+                } else {
+                    s.head = Some((index, id.to_string(), name.to_string()));
+                    JsValue::from_str(&serde_json::json!({ "id": id, "name": name }).to_string())
+                };
+                let edits = if changes.is_empty() {
+                    JsValue::UNDEFINED
+                } else {
+                    JsValue::from_str(&changes_json(changes))
+                };
+                (head, edits)
             }
             _ => (JsValue::UNDEFINED, JsValue::UNDEFINED),
         };
@@ -385,20 +400,23 @@ impl JsSink {
             }
             _ => JsValue::UNDEFINED,
         };
-        let args = js_sys::Array::of5(
+        // One direct call with nine arguments (no arguments array to build per delta).
+        // `call9` is deprecated in favour of typed `Function<F>::call`; the glue function is
+        // untyped here, so the direct form stays.
+        #[allow(deprecated)]
+        let rendered = self.apply_update.call9(
+            &JsValue::UNDEFINED,
             &s.partial,
             &super::js::key(event.kind()),
             &JsValue::from_f64(index as f64),
             &delta_arg,
             &block_arg,
+            &head_arg,
+            &changes_arg,
+            &meta_arg,
+            &end_content,
         );
-        args.push(&head_arg);
-        args.push(&changes_arg);
-        args.push(&meta_arg);
-        args.push(&end_content);
-        self.apply_update
-            .apply(&JsValue::UNDEFINED, &args)
-            .unwrap_or(JsValue::UNDEFINED)
+        rendered.unwrap_or(JsValue::UNDEFINED)
     }
 }
 
