@@ -62,13 +62,27 @@ pub fn thrown(e: JsValue) -> Thrown {
     }
 }
 
+/// `f.call(this, ...args)`: up to three arguments directly, more through an array (each
+/// push is a crossing into JS, and this runs for every emitted event).
+fn invoke(f: &Function, this: &JsValue, args: &[&JsValue]) -> Result<JsValue, JsValue> {
+    match args {
+        [] => f.call0(this),
+        [a] => f.call1(this, *a),
+        [a, b] => f.call2(this, *a, *b),
+        [a, b, c] => f.call3(this, *a, *b, *c),
+        _ => {
+            let list = Array::new();
+            for a in args {
+                list.push(a);
+            }
+            f.apply(this, &list)
+        }
+    }
+}
+
 /// Calls `f` with `args`; a throw is `Err`.
 pub fn call(f: &Function, args: &[&JsValue]) -> Result<JsValue, Thrown> {
-    let list = Array::new();
-    for a in args {
-        list.push(a);
-    }
-    f.apply(&JsValue::UNDEFINED, &list).map_err(thrown)
+    invoke(f, &JsValue::UNDEFINED, args).map_err(thrown)
 }
 
 /// Calls `obj[name](...args)` with `this = obj`.
@@ -80,11 +94,7 @@ pub fn call_method(
     let f = get(obj, name)
         .dyn_into::<Function>()
         .map_err(|_| Thrown::new(format!("{name} is not a function")))?;
-    let list = Array::new();
-    for a in args {
-        list.push(a);
-    }
-    f.apply(obj, &list).map_err(thrown)
+    invoke(&f, obj, args).map_err(thrown)
 }
 
 /// Awaits `v` if it is a thenable; returns it as is otherwise. A rejection is `Err`.
