@@ -389,7 +389,7 @@ export declare function setDefaultStreamFn(streamFn: StreamFn | undefined): void
  * The built-in stream function: OpenAI Chat Completions and compatible servers
  * (`model.api === "openai-completions"`), requested over `fetch` and decoded in wasm. Reads
  * `apiKey`, `signal`, `maxTokens`, `temperature`, `toolChoice`, `headers`, `maxRetries`,
- * `fetch`, `onPayload` and `onResponse` from the options (in a loop: from the config).
+ * `maxRetryDelayMs`, `timeoutMs`, `fetch`, `onPayload` and `onResponse` from the options (in a loop: from the config).
  * Inside a loop its deltas never cross into JS one by one.
  */
 export declare const streamSimple: StreamFn;

@@ -166,7 +166,14 @@ function sleep(ms, signal) {
   });
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, applyUpdate, sleep };
+/** A timer wasm can race against a read and then clear (`timeoutMs`). */
+function deadline(ms) {
+  let id;
+  const promise = new Promise((resolve) => { id = setTimeout(resolve, ms); });
+  return { promise, cancel: () => clearTimeout(id) };
+}
+
+const GLUE = { openResponse, streamOptions, copyWith, applyUpdate, sleep, deadline };
 
 /**
  * The built-in stream function: OpenAI Chat Completions (and compatible servers) requested

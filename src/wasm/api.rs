@@ -111,6 +111,7 @@ pub async fn run_loop(
             signal: signal.clone(),
             sleep: glue_fn(&glue, "sleep")?,
             copy: glue_fn(&glue, "copyWith")?,
+            deadline: glue_fn(&glue, "deadline")?,
             updates: updates.clone(),
             table: table.clone(),
         })
@@ -261,6 +262,7 @@ pub async fn stream_once(
         signal: get(&options, "signal"),
         sleep: glue_fn(&glue, "sleep")?,
         copy: glue_fn(&glue, "copyWith")?,
+        deadline: glue_fn(&glue, "deadline")?,
         // Not seeded at `start` here: the start event below seeds the sink's own cell.
         updates: Default::default(),
         table: table.clone(),

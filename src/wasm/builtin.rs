@@ -31,13 +31,15 @@ const MAX_ERROR_BODY: usize = 4000;
 
 pub struct BuiltinStreamFn {
     /// The caller's config: `maxTokens`, `temperature`, `toolChoice`, `headers`, `onPayload`,
-    /// `onResponse`, `maxRetries`, `maxRetryDelayMs`, `fetch`.
+    /// `onResponse`, `maxRetries`, `maxRetryDelayMs`, `timeoutMs`, `fetch`.
     pub config: JsValue,
     pub signal: JsValue,
     /// Glue: `sleep(ms, signal)`, a Promise resolved after `ms` or at abort.
     pub sleep: Function,
     /// Glue `copyWith(object)`: a shallow copy.
     pub copy: Function,
+    /// Glue `deadline(ms)`: `{ promise, cancel }` of a timer.
+    pub deadline: Function,
     /// The sink's copy of the response being rendered, seeded at `start`.
     pub updates: UpdateCell,
     pub table: Rc<Table>,
@@ -79,6 +81,30 @@ fn http_error(status: u16, body: &str) -> String {
     } else {
         format!("{status} {}", cut(trimmed, MAX_ERROR_BODY))
     }
+}
+
+/// `fut`'s output, or `None` when `timeout` ms pass first (`deadline` is the glue's
+/// cancellable timer, cleared either way so no timer outlives the wait).
+async fn within<T>(
+    deadline: &Function,
+    timeout: Option<f64>,
+    fut: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    let Some(ms) = timeout else {
+        return Some(fut.await);
+    };
+    let Ok(timer) = call(deadline, &[&JsValue::from_f64(ms)]) else {
+        return Some(fut.await);
+    };
+    let expired = settle(get(&timer, "promise"));
+    let out = match futures::future::select(Box::pin(fut), Box::pin(expired)).await {
+        futures::future::Either::Left((v, _)) => Some(v),
+        futures::future::Either::Right(_) => None,
+    };
+    if let Some(cancel) = get(&timer, "cancel").dyn_ref::<Function>() {
+        let _ = call(cancel, &[]);
+    }
+    out
 }
 
 fn retryable(status: u16, should_retry: Option<&str>) -> bool {
@@ -136,6 +162,9 @@ struct RustResponse {
     copy: Function,
     updates: UpdateCell,
     table: Rc<Table>,
+    deadline: Function,
+    /// `timeoutMs`: the longest wait for the next piece of the body.
+    timeout: Option<f64>,
 }
 
 impl RustResponse {
@@ -224,7 +253,12 @@ impl AssistantStream for RustResponse {
                 let State::Reading(reader) = &mut self.state else {
                     return Ok(None);
                 };
-                match reader.read().await {
+                let Some(read) = within(&self.deadline, self.timeout, reader.read()).await else {
+                    let ms = self.timeout.unwrap_or_default();
+                    self.fail(&format!("Request timed out: no data for {ms} ms"));
+                    continue;
+                };
+                match read {
                     Ok(Some(bytes)) => {
                         let mut events = Vec::new();
                         self.sse.feed(&bytes, &mut events);
@@ -284,6 +318,8 @@ impl BuiltinStreamFn {
             copy: self.copy.clone(),
             updates: self.updates.clone(),
             table: self.table.clone(),
+            deadline: self.deadline.clone(),
+            timeout: None,
         };
         r.fail(message);
         Box::new(r)
@@ -355,10 +391,17 @@ impl StreamFn for BuiltinStreamFn {
 
             let base = str_field(model, "baseUrl").trim_end_matches('/');
             let url = format!("{base}/chat/completions");
+            // Opt-in: how long to wait for the response, and then for each piece of the body.
+            let timeout = number(&self.config, "timeoutMs").filter(|ms| *ms > 0.0);
             let max_retries = number(&self.config, "maxRetries").unwrap_or(0.0).max(0.0) as u32;
             let mut attempt = 0u32;
             let response = loop {
-                let sent = post(&fetch, &url, &headers, &body, &self.signal).await;
+                let request = post(&fetch, &url, &headers, &body, &self.signal);
+                let Some(sent) = within(&self.deadline, timeout, request).await else {
+                    let ms = timeout.unwrap_or_default();
+                    let message = format!("Request timed out: no response for {ms} ms");
+                    return Ok(self.fail_early(model, &message, api_key));
+                };
                 let response = match sent {
                     Ok(r) => r,
                     Err(e) => {
@@ -463,6 +506,8 @@ impl StreamFn for BuiltinStreamFn {
                 copy: self.copy.clone(),
                 updates: self.updates.clone(),
                 table: self.table.clone(),
+                deadline: self.deadline.clone(),
+                timeout,
             };
             match response.reader() {
                 Ok(reader) => r.state = State::Reading(reader),

@@ -321,3 +321,19 @@ test('a tool-using run end to end (the scenario Chromium and workerd run too)', 
   assert.ok(usage.cost.total > 0);
   assert.equal(server.requests[1].body.messages.at(-1).role, 'tool');
 });
+
+test('timeoutMs: a server that never answers, or stalls mid-body, ends the run with an error', async () => {
+  const silent = await runBuiltin(() => { /* never answers */ }, { timeoutMs: 150 });
+  assert.equal(silent.last.stopReason, 'error');
+  assert.equal(silent.last.errorMessage, 'Request timed out: no response for 150 ms');
+  assertEndsCleanly(silent.events, silent.messages);
+
+  const stalled = await runBuiltin((_n, _b, _req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {"id":"x","choices":[{"index":0,"delta":{"content":"so far"}}]}\n\n');
+  }, { timeoutMs: 150 });
+  assert.equal(stalled.last.stopReason, 'error');
+  assert.equal(stalled.last.errorMessage, 'Request timed out: no data for 150 ms');
+  assert.equal(stalled.last.content[0].text, 'so far');
+  assertEndsCleanly(stalled.events, stalled.messages);
+});
