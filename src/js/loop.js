@@ -173,7 +173,14 @@ function deadline(ms) {
   return { promise, cancel: () => clearTimeout(id) };
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, applyUpdate, sleep, deadline };
+/** Wraps a wasm callback (a tool's onUpdate) so its run can revoke it when it ends: a late
+ * call then does nothing, and the wasm closure behind it can be freed. */
+function guard(target) {
+  let fn = target;
+  return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
+}
+
+const GLUE = { openResponse, streamOptions, copyWith, applyUpdate, sleep, deadline, guard };
 
 /**
  * The built-in stream function: OpenAI Chat Completions (and compatible servers) requested

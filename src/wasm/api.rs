@@ -93,6 +93,7 @@ pub async fn run_loop(
     is_continue: bool,
 ) -> JsResult<JsValue> {
     let table = Table::new();
+    table.set_guard(glue_fn(&glue, "guard")?);
     let emit: Function = emit
         .dyn_into()
         .map_err(|_| js_error("invalid_input", "emit must be a function"))?;
@@ -163,11 +164,12 @@ pub async fn run_loop(
 /// `runToolCall(toolCall, options)` (L-38).
 #[wasm_bindgen(js_name = runToolCall)]
 pub async fn run_tool_call_js(
-    _glue: JsValue,
+    glue: JsValue,
     tool_call: JsValue,
     options: JsValue,
 ) -> JsResult<JsValue> {
     let table = Table::new();
+    table.set_guard(glue_fn(&glue, "guard")?);
     let signal = get(&options, "signal");
     let call_rc = table
         .to_rust(&tool_call, "toolCall")
@@ -241,6 +243,7 @@ pub async fn stream_once(
 ) -> JsResult<JsValue> {
     use crate::event::AssistantMessageEvent as E;
     let table = Table::new();
+    table.set_guard(glue_fn(&glue, "guard")?);
     let push: Function = push
         .dyn_into()
         .map_err(|_| js_error("invalid_input", "push must be a function"))?;

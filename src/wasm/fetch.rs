@@ -104,6 +104,11 @@ impl Response {
     }
 }
 
+thread_local! {
+    /// One do-nothing rejection handler for the whole instance (not one leaked per body).
+    static IGNORE: Closure<dyn FnMut(JsValue)> = Closure::new(|_| {});
+}
+
 /// `ReadableStreamDefaultReader` of a response body.
 pub struct BodyReader {
     reader: JsValue,
@@ -132,9 +137,9 @@ impl Drop for BodyReader {
         if let Ok(p) = call_method(&self.reader, "cancel", &[]) {
             // A rejected cancel (already closed) must not become an unhandled rejection.
             if let Ok(promise) = p.dyn_into::<js_sys::Promise>() {
-                let ignore = Closure::<dyn FnMut(JsValue)>::new(|_| {});
-                let _ = promise.catch(&ignore);
-                ignore.forget();
+                IGNORE.with(|ignore| {
+                    let _ = promise.catch(ignore);
+                });
             }
         }
     }

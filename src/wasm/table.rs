@@ -18,6 +18,7 @@ use std::rc::Rc;
 use js_sys::WeakMap;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::js::{from_json, to_json, AddressMap};
 
@@ -27,9 +28,30 @@ struct Maps {
     by_ptr: AddressMap<usize>,
 }
 
+/// A JS-callable function owned by Rust.
+pub type Callback = Closure<dyn Fn(JsValue)>;
+
 pub struct Table {
     ids: WeakMap,
     maps: RefCell<Maps>,
+    /// Callbacks handed to JS during the run (a tool's `onUpdate`). Owned here and freed
+    /// with the run: a closure given away with `into_js_value` is never freed, and one that
+    /// holds the table kept every value of the run alive (a leak of the whole run).
+    callbacks: RefCell<Vec<(Callback, Option<js_sys::Function>)>>,
+    /// Glue `guard(fn)`: `[wrapper, revoke]`, a JS function that calls `fn` until revoked.
+    guard: RefCell<Option<js_sys::Function>>,
+}
+
+impl Drop for Table {
+    /// The run is over: its callbacks are revoked (a late call from a tool does nothing)
+    /// before the closures behind them are freed.
+    fn drop(&mut self) {
+        for (_, revoke) in self.callbacks.get_mut().iter() {
+            if let Some(r) = revoke {
+                let _ = r.call0(&JsValue::UNDEFINED);
+            }
+        }
+    }
 }
 
 impl Default for Table {
@@ -37,6 +59,8 @@ impl Default for Table {
         Table {
             ids: WeakMap::new(),
             maps: RefCell::new(Maps::default()),
+            callbacks: RefCell::new(Vec::new()),
+            guard: RefCell::new(None),
         }
     }
 }
@@ -122,6 +146,28 @@ impl Table {
         let rc = Rc::new(Value::Null);
         self.register(rc.clone(), js);
         rc
+    }
+
+    /// Sets the glue's `guard` (see the field).
+    pub fn set_guard(&self, guard: js_sys::Function) {
+        *self.guard.borrow_mut() = Some(guard);
+    }
+
+    /// Keeps `callback` until the run ends and returns the JS function to hand out for it.
+    pub fn keep_callback(&self, callback: Callback) -> JsValue {
+        let target: JsValue = callback.as_ref().clone();
+        let guarded = self
+            .guard
+            .borrow()
+            .as_ref()
+            .and_then(|g| g.call1(&JsValue::UNDEFINED, &target).ok())
+            .map(|pair| js_sys::Array::from(&pair));
+        let (js, revoke) = match guarded {
+            Some(pair) => (pair.get(0), pair.get(1).dyn_into::<js_sys::Function>().ok()),
+            None => (target, None),
+        };
+        self.callbacks.borrow_mut().push((callback, revoke));
+        js
     }
 
     /// A JS array of core values.

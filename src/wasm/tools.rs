@@ -101,13 +101,17 @@ impl Tool for JsTool {
         on_update: UpdateFn,
     ) -> HostFuture<'_, Rc<Value>> {
         let args_js = self.table.to_js(&args);
-        let table = self.table.clone();
+        let table = Rc::downgrade(&self.table);
         // Partial results are not read by the core: they are kept as the very objects the
-        // tool passed, without conversion, and forwarded unchanged (L-105).
-        let callback = Closure::<dyn Fn(JsValue)>::new(move |partial: JsValue| {
-            on_update(table.opaque(partial));
-        })
-        .into_js_value();
+        // tool passed, without conversion, and forwarded unchanged (L-105). The table owns
+        // the callback (freed with the run); the callback holds the table weakly.
+        let callback =
+            self.table
+                .keep_callback(Closure::<dyn Fn(JsValue)>::new(move |partial: JsValue| {
+                    if let Some(table) = table.upgrade() {
+                        on_update(table.opaque(partial));
+                    }
+                }));
         let returned = call_method(
             &self.js,
             "execute",

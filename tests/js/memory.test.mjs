@@ -1,0 +1,40 @@
+// Runs must not leak wasm memory: linear memory never shrinks, so after warm-up its size
+// must stay flat over many runs. A tool's onUpdate callback handed to JS once kept each
+// run's whole identity table alive (about 380 KB per run of this shape).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initSync } from '../../pkg/pi_agent_wasm.js';
+import { runAgentLoop, createAssistantMessageEventStream } from 'pi-agent-wasm';
+
+const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const model = { id: 'm', api: 'test', provider: 'test' };
+
+function response(turn) {
+  const s = createAssistantMessageEventStream();
+  const calls = turn < 5 ? [0, 1, 2, 3].map((i) => ({ type: 'toolCall', id: `t${turn}-${i}`, name: 'work', arguments: { i } })) : [];
+  const message = { role: 'assistant', api: 'test', provider: 'test', model: 'm', usage, content: [{ type: 'text', text: 'x'.repeat(2000) }, ...calls], stopReason: calls.length ? 'toolUse' : 'stop', timestamp: 1 };
+  s.push({ type: 'start', partial: { ...message, content: [] } });
+  s.push({ type: 'done', reason: message.stopReason, message });
+  return s;
+}
+const work = {
+  name: 'work', label: 'work', description: 'reports progress', parameters: { type: 'object' },
+  execute: async (_id, _args, _signal, onUpdate) => {
+    onUpdate({ content: [{ type: 'text', text: 'half' }], details: {} });
+    return { content: [{ type: 'text', text: 'y'.repeat(1000) }], details: {} };
+  },
+};
+
+async function oneRun() {
+  let turn = 0;
+  await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [work] }, { model, convertToLlm: (m) => m }, () => {}, undefined, () => response(turn++));
+}
+
+test('100 tool-using runs leave wasm memory flat after warm-up (no per-run leak)', async () => {
+  const wasm = initSync({ module: new Uint8Array(0) }); // the instance already loaded
+  for (let i = 0; i < 20; i++) await oneRun();
+  const before = wasm.memory.buffer.byteLength;
+  for (let i = 0; i < 100; i++) await oneRun();
+  const grown = wasm.memory.buffer.byteLength - before;
+  assert.ok(grown <= 256 * 1024, `wasm memory grew by ${grown} bytes over 100 runs`);
+});
