@@ -13,6 +13,8 @@ use pi_agent_wasm::event::AGENT_EVENT_TYPES;
 use pi_agent_wasm::message::{ContentBlock, Message, StopReason, ThinkingLevel, Usage};
 use serde_json::{json, Value};
 
+mod common;
+
 fn collect_messages(v: &Value, out: &mut Vec<Value>) {
     match v {
         Value::Object(o) => {
@@ -30,11 +32,7 @@ fn collect_messages(v: &Value, out: &mut Vec<Value>) {
 
 #[test]
 fn l_01_to_l_08_reference_messages_round_trip_exactly() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/reference/loop.json"
-    ))
-    .unwrap();
+    let text = common::reference_text("loop.json");
     // Loop-made timestamps were normalised to "NOW" in the fixture; put a number back.
     let text = text
         .replace("\"NOW\"", "1700000000123")
@@ -156,11 +154,7 @@ fn event_type_strings_are_pis() {
 #[test]
 fn l_18_every_reference_event_round_trips_through_the_typed_events() {
     use pi_agent_wasm::event::AgentEvent;
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/reference/loop.json"
-    ))
-    .unwrap();
+    let text = common::reference_text("loop.json");
     let text = text
         .replace("\"NOW\"", "1700000000123")
         .replace("\"DURATION\"", "7");

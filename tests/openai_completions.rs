@@ -62,12 +62,7 @@ fn decode(model: &Value, chunks: &[&[u8]]) -> (Vec<Value>, Value) {
 }
 
 fn cases() -> Vec<Value> {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/reference/openai-completions.json"
-    ))
-    .unwrap();
-    serde_json::from_str(&text).unwrap()
+    common::reference_cases("openai-completions.json")
 }
 
 fn transcript(file: &str) -> Vec<u8> {

@@ -12,16 +12,10 @@ mod common;
 use common::same;
 use pi_agent_wasm::message::ThinkingLevel;
 use pi_agent_wasm::provider::openai_completions_request::{build_params, RequestOptions};
-use serde_json::Value;
 
 #[test]
 fn request_bodies_match_pi_ai() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/reference/openai-completions-requests.json"
-    ))
-    .unwrap();
-    let cases: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let cases = common::reference_cases("openai-completions-requests.json");
     assert!(cases.len() >= 9);
     let mut failures = Vec::new();
     for c in &cases {

@@ -15,12 +15,7 @@ use serde_json::{json, Value};
 
 #[test]
 fn transform_messages_matches_pi_ai() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/reference/transform-messages.json"
-    ))
-    .unwrap();
-    let cases: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let cases = common::reference_cases("transform-messages.json");
     assert!(cases.len() >= 7);
     for c in cases {
         let rename = |id: &str| {

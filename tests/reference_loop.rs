@@ -74,12 +74,7 @@ fn messages(v: &Value) -> Vec<Rc<Value>> {
 
 #[test]
 fn scenarios_match_the_reference_traces() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/reference/loop.json"
-    ))
-    .unwrap();
-    let scenarios: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let scenarios = common::reference_cases("loop.json");
     assert!(scenarios.len() >= 14);
     let mut failures = Vec::new();
     for sc in &scenarios {

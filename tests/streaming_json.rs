@@ -34,12 +34,7 @@ fn change_json(c: &Change) -> Value {
 
 #[test]
 fn edits_and_values_match_pi_ai_on_every_recorded_case() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/reference/streaming-json.json"
-    ))
-    .unwrap();
-    let cases: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let cases = common::reference_cases("streaming-json.json");
     assert!(cases.len() > 400);
     let mut failures = Vec::new();
     for (n, c) in cases.iter().enumerate() {

@@ -14,16 +14,11 @@ mod common;
 
 use pi_agent_wasm::agent::validate::pattern::NativePatterns;
 use pi_agent_wasm::agent::validate::validate_tool_call;
-use serde_json::{json, Value};
+use serde_json::json;
 
 #[test]
 fn l_113_l_114_l_115_matches_the_reference_case_by_case() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/reference/validation.json"
-    ))
-    .unwrap();
-    let cases: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let cases = common::reference_cases("validation.json");
     assert!(cases.len() >= 50, "fixture has {} cases", cases.len());
     let patterns = NativePatterns::default();
     let mut failures = Vec::new();

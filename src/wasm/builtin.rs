@@ -298,19 +298,21 @@ impl AssistantStream for RustResponse {
 }
 
 impl BuiltinStreamFn {
-    fn fail_early(
+    /// A response over `decoder`, not reading yet.
+    fn response(
         &self,
-        model: &Rc<Value>,
-        message: &str,
+        decoder: ChatCompletionsDecoder,
         api_key: Option<String>,
-    ) -> Box<dyn AssistantStream + '_> {
-        let mut r = RustResponse {
-            decoder: ChatCompletionsDecoder::new(model.clone(), js_sys::Date::now()),
+        started: f64,
+        timeout: Option<f64>,
+    ) -> RustResponse {
+        RustResponse {
+            decoder,
             sse: SseDecoder::new(),
             state: State::Finished,
             pending: VecDeque::new(),
             ended: false,
-            started: super::host::monotonic_now(),
+            started,
             queue: VecDeque::new(),
             result: None,
             signal: self.signal.clone(),
@@ -319,8 +321,18 @@ impl BuiltinStreamFn {
             updates: self.updates.clone(),
             table: self.table.clone(),
             deadline: self.deadline.clone(),
-            timeout: None,
-        };
+            timeout,
+        }
+    }
+
+    fn fail_early(
+        &self,
+        model: &Rc<Value>,
+        message: &str,
+        api_key: Option<String>,
+    ) -> Box<dyn AssistantStream + '_> {
+        let decoder = ChatCompletionsDecoder::new(model.clone(), js_sys::Date::now());
+        let mut r = self.response(decoder, api_key, super::host::monotonic_now(), None);
         r.fail(message);
         Box::new(r)
     }
@@ -490,25 +502,9 @@ impl StreamFn for BuiltinStreamFn {
             }
 
             let decoder = ChatCompletionsDecoder::new(model.clone(), now);
-            let mut queue = VecDeque::new();
-            queue.push_back(decoder.start());
-            let mut r = RustResponse {
-                decoder,
-                sse: SseDecoder::new(),
-                state: State::Finished,
-                pending: VecDeque::new(),
-                ended: false,
-                started,
-                queue,
-                result: None,
-                signal: self.signal.clone(),
-                api_key,
-                copy: self.copy.clone(),
-                updates: self.updates.clone(),
-                table: self.table.clone(),
-                deadline: self.deadline.clone(),
-                timeout,
-            };
+            let start = decoder.start();
+            let mut r = self.response(decoder, api_key, started, timeout);
+            r.queue.push_back(start);
             match response.reader() {
                 Ok(reader) => r.state = State::Reading(reader),
                 Err(e) => r.fail(&e.message),

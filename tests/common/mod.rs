@@ -800,3 +800,17 @@ pub fn same(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// The text of a reference fixture, `tests/fixtures/reference/<name>`.
+pub fn reference_text(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/reference/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The cases of a reference fixture (a JSON array).
+pub fn reference_cases(name: &str) -> Vec<Value> {
+    serde_json::from_str(&reference_text(name)).unwrap()
+}
