@@ -147,6 +147,24 @@ fn meta_of(partial: &serde_json::Value) -> Meta {
     }
 }
 
+/// Value equality that compares objects entry by entry in order: `Map`'s own equality looks
+/// every key up (hashing), and this runs for every delta. A reordering counts as different.
+fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|((ka, va), (kb, vb))| ka == kb && same(va, vb))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same(p, q))
+        }
+        _ => a == b,
+    }
+}
+
 /// Whether the partial's fields other than `content` differ from `meta`: a comparison, no
 /// allocation (this runs for every delta).
 fn meta_differs(meta: &Meta, partial: &serde_json::Value) -> bool {
@@ -158,7 +176,7 @@ fn meta_differs(meta: &Meta, partial: &serde_json::Value) -> bool {
     let mut stored = meta.iter();
     for (k, v) in o.iter().filter(|(k, _)| k.as_str() != "content") {
         match stored.next() {
-            Some((sk, sv)) if sk == k && sv == v => {}
+            Some((sk, sv)) if sk == k && same(sv, v) => {}
             _ => return true,
         }
     }
