@@ -66,7 +66,9 @@ pub fn compat(model: &Value) -> Compat {
     let nvidia = provider == "nvidia" || has("integrate.api.nvidia.com");
     let ant_ling = provider == "ant-ling" || has("api.ant-ling.com");
     let cerebras = provider == "cerebras" || has("cerebras.ai");
-    let deepseek = provider == "deepseek" || url.to_lowercase().contains("deepseek.com");
+    // ASCII case folding: URLs and model ids are ASCII, and Unicode case tables cost 17 KB of
+    // gzipped wasm.
+    let deepseek = provider == "deepseek" || url.to_ascii_lowercase().contains("deepseek.com");
     let grok = provider == "xai" || has("api.x.ai");
     let non_standard = nvidia
         || cerebras

@@ -22,8 +22,11 @@ use crate::error::Thrown;
 use crate::event::AssistantMessageEvent;
 use crate::io::{AssistantStream, HostFuture, LlmContext, StreamFn, StreamOptions};
 use crate::message::{str_field, AgentMessage};
+use crate::provider::google::GoogleDecoder;
+use crate::provider::google_request::{self, GoogleOptions};
 use crate::provider::openai_completions::ChatCompletionsDecoder;
 use crate::provider::openai_completions_request::{build_params, RequestOptions};
+use crate::provider::Decoder;
 use crate::stream::{SseDecoder, SseEvent};
 
 /// pi-ai keeps this much of an error body.
@@ -80,6 +83,15 @@ fn http_error(status: u16, body: &str) -> String {
         format!("{status} status code (no body)")
     } else {
         format!("{status} {}", cut(trimmed, MAX_ERROR_BODY))
+    }
+}
+
+/// The decoder for the model's API.
+fn new_decoder(model: &Rc<Value>, now: f64) -> Box<dyn Decoder> {
+    if str_field(model, "api") == "google-generative-ai" {
+        Box::new(GoogleDecoder::new(model.clone(), now))
+    } else {
+        Box::new(ChatCompletionsDecoder::new(model.clone(), now))
     }
 }
 
@@ -145,7 +157,7 @@ enum State {
 }
 
 struct RustResponse {
-    decoder: ChatCompletionsDecoder,
+    decoder: Box<dyn Decoder>,
     sse: SseDecoder,
     state: State,
     /// SSE events read but not decoded yet.
@@ -209,19 +221,22 @@ impl RustResponse {
     /// partial is never more than one chunk ahead of the events being delivered).
     fn decode(&mut self, event: &SseEvent) {
         let data = event.data.trim();
-        if data == "[DONE]" {
-            self.pending.clear();
-            return self.end();
-        }
         if data.is_empty() {
             return;
         }
         let mut out = Vec::new();
-        let decoded = self.decoder.chunk(data, &mut out);
+        let decoded = self.decoder.data(data, &mut out);
         self.queue.extend(out);
-        if let Err(message) = decoded {
-            self.pending.clear();
-            self.fail(&message);
+        match decoded {
+            Ok(false) => {}
+            Ok(true) => {
+                self.pending.clear();
+                self.end();
+            }
+            Err(message) => {
+                self.pending.clear();
+                self.fail(&message);
+            }
         }
     }
 
@@ -301,7 +316,7 @@ impl BuiltinStreamFn {
     /// A response over `decoder`, not reading yet.
     fn response(
         &self,
-        decoder: ChatCompletionsDecoder,
+        decoder: Box<dyn Decoder>,
         api_key: Option<String>,
         started: f64,
         timeout: Option<f64>,
@@ -331,8 +346,12 @@ impl BuiltinStreamFn {
         message: &str,
         api_key: Option<String>,
     ) -> Box<dyn AssistantStream + '_> {
-        let decoder = ChatCompletionsDecoder::new(model.clone(), js_sys::Date::now());
-        let mut r = self.response(decoder, api_key, super::host::monotonic_now(), None);
+        let mut r = self.response(
+            new_decoder(model, js_sys::Date::now()),
+            api_key,
+            super::host::monotonic_now(),
+            None,
+        );
         r.fail(message);
         Box::new(r)
     }
@@ -347,7 +366,8 @@ impl StreamFn for BuiltinStreamFn {
     ) -> HostFuture<'a, Box<dyn AssistantStream + 'a>> {
         Box::pin(async move {
             let api = str_field(model, "api");
-            if api != "openai-completions" {
+            let google = api == "google-generative-ai";
+            if api != "openai-completions" && !google {
                 return Err(Thrown::new(format!(
                     "No built-in provider for api: {api} (pass a streamFn for it)"
                 )));
@@ -370,17 +390,31 @@ impl StreamFn for BuiltinStreamFn {
                     api_key,
                 ));
             };
-            let request = RequestOptions {
-                max_tokens: number(&self.config, "maxTokens"),
-                temperature: number(&self.config, "temperature"),
-                reasoning: options.reasoning,
-                tool_choice: to_json(&get(&self.config, "toolChoice"), "toolChoice")
-                    .ok()
-                    .flatten(),
-                sampling_params: None,
-            };
             let messages: Vec<Value> = context.messages.iter().map(|m| (**m).clone()).collect();
-            let mut params = build_params(model, &messages, &request, now);
+            let built = if google {
+                let request = GoogleOptions {
+                    max_tokens: number(&self.config, "maxTokens"),
+                    temperature: number(&self.config, "temperature"),
+                    reasoning: options.reasoning,
+                    tool_choice: get(&self.config, "toolChoice").as_string(),
+                };
+                google_request::build_body(model, &messages, &request, now)
+            } else {
+                let request = RequestOptions {
+                    max_tokens: number(&self.config, "maxTokens"),
+                    temperature: number(&self.config, "temperature"),
+                    reasoning: options.reasoning,
+                    tool_choice: to_json(&get(&self.config, "toolChoice"), "toolChoice")
+                        .ok()
+                        .flatten(),
+                    sampling_params: None,
+                };
+                Ok(build_params(model, &messages, &request, now))
+            };
+            let mut params = match built {
+                Ok(p) => p,
+                Err(message) => return Ok(self.fail_early(model, &message, api_key)),
+            };
             let model_js = self.table.to_js(model);
 
             // onPayload may replace the body (L-80 forwards it from the config).
@@ -395,14 +429,22 @@ impl StreamFn for BuiltinStreamFn {
             let body = crate::jsnum::json_stringify(&params);
 
             let mut headers = vec![("Content-Type".to_string(), "application/json".to_string())];
-            headers.push(("Authorization".into(), format!("Bearer {key}")));
+            if google {
+                headers.push(("x-goog-api-key".into(), key.clone()));
+            } else {
+                headers.push(("Authorization".into(), format!("Bearer {key}")));
+            }
             if let Some(model_headers) = model.get("headers").filter(|h| h.is_object()) {
                 header_pairs(&from_json(model_headers), &mut headers);
             }
             header_pairs(&get(&self.config, "headers"), &mut headers);
 
-            let base = str_field(model, "baseUrl").trim_end_matches('/');
-            let url = format!("{base}/chat/completions");
+            let url = if google {
+                google_request::url(model)
+            } else {
+                let base = str_field(model, "baseUrl").trim_end_matches('/');
+                format!("{base}/chat/completions")
+            };
             // Opt-in: how long to wait for the response, and then for each piece of the body.
             let timeout = number(&self.config, "timeoutMs").filter(|ms| *ms > 0.0);
             let max_retries = number(&self.config, "maxRetries").unwrap_or(0.0).max(0.0) as u32;
@@ -501,7 +543,7 @@ impl StreamFn for BuiltinStreamFn {
                 return Ok(self.fail_early(model, &message, api_key));
             }
 
-            let decoder = ChatCompletionsDecoder::new(model.clone(), now);
+            let decoder = new_decoder(model, now);
             let start = decoder.start();
             let mut r = self.response(decoder, api_key, started, timeout);
             r.queue.push_back(start);
