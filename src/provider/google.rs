@@ -18,6 +18,7 @@ use super::usage::calculate_cost;
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::jsnum::json_stringify;
 use crate::message::{num, zero_usage, AgentMessage, StopReason, Usage};
+use crate::stream::Change;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
@@ -347,12 +348,7 @@ impl GoogleDecoder {
                     b.insert("arguments".into(), args.clone());
                 });
             }
-            out.push(AssistantMessageEvent::ToolcallDelta {
-                content_index: block,
-                delta: json_stringify(&Value::Object(delta)),
-                partial: self.partial.clone(),
-                changes: Vec::new(),
-            });
+            out.push(self.call_delta(block, json_stringify(&Value::Object(delta))));
             if !continues {
                 self.streaming = None;
                 self.end_call(block, out);
@@ -395,12 +391,7 @@ impl GoogleDecoder {
             for f in fragments.into_iter().flatten() {
                 self.apply_fragment(index, f, &mut delta);
             }
-            out.push(AssistantMessageEvent::ToolcallDelta {
-                content_index: index,
-                delta: json_stringify(&Value::Object(delta)),
-                partial: self.partial.clone(),
-                changes: Vec::new(),
-            });
+            out.push(self.call_delta(index, json_stringify(&Value::Object(delta))));
             if continues {
                 self.streaming = Some(Streaming { block: index });
             } else {
@@ -413,12 +404,7 @@ impl GoogleDecoder {
                 b.get("arguments").cloned().unwrap_or(Value::Null)
             })
             .unwrap_or(Value::Null);
-        out.push(AssistantMessageEvent::ToolcallDelta {
-            content_index: index,
-            delta: json_stringify(&args),
-            partial: self.partial.clone(),
-            changes: Vec::new(),
-        });
+        out.push(self.call_delta(index, json_stringify(&args)));
         self.end_call(index, out);
     }
 
@@ -445,6 +431,25 @@ impl GoogleDecoder {
                 .or_insert_with(|| Value::Object(Map::new()));
             put_at_path(args, path, value, append);
         });
+    }
+
+    /// A delta for the call at `index`: `text` as its JSON text, and the call's arguments as
+    /// they now stand as the edit (Gemini sends arguments whole, or a few fragments).
+    fn call_delta(&self, index: usize, text: String) -> AssistantMessageEvent {
+        let args = self
+            .with_block(index, |b| {
+                b.get("arguments").cloned().unwrap_or(Value::Null)
+            })
+            .unwrap_or(Value::Null);
+        AssistantMessageEvent::ToolcallDelta {
+            content_index: index,
+            delta: text,
+            partial: self.partial.clone(),
+            changes: vec![Change::Set {
+                path: Vec::new(),
+                value: args,
+            }],
+        }
     }
 
     fn end_call(&self, index: usize, out: &mut Vec<AssistantMessageEvent>) {

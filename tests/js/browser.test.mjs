@@ -45,33 +45,39 @@ test('SseDecoder decodes the shared scenario identically at every split (browser
   await page.close();
 });
 
-test('the built-in stream runs a tool-using loop in Chromium over fetch (issue 5)', async () => {
-  const { startOpenAIServer, textChunks, toolCallChunks } = await import('./shared/openai-server.mjs');
-  const { scenarioAnswer, EXPECTED_SCENARIO } = await import('./shared/agent-scenario.mjs');
-  const llm = await startOpenAIServer((body) => scenarioAnswer(body, { textChunks, toolCallChunks }));
-  // The page's own origin forwards /v1/ to the model server, streaming.
-  const site = await startStaticServer(undefined, { proxy: { '/v1/': new URL(llm.baseUrl).origin } });
-  const page = await browser.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(String(e)));
-  const html = `<!doctype html>
+for (const api of ['openai-completions', 'google-generative-ai']) {
+  test(`the built-in stream runs a tool-using loop in Chromium over fetch: ${api} (issue 5)`, async () => {
+    const helpers = await import('./shared/openai-server.mjs');
+    const { scenarioAnswer, EXPECTED_SCENARIO } = await import('./shared/agent-scenario.mjs');
+    const google = api === 'google-generative-ai';
+    const chunks = google
+      ? { textChunks: helpers.geminiTextChunks, toolCallChunks: helpers.geminiToolCallChunks, google }
+      : { textChunks: helpers.textChunks, toolCallChunks: helpers.toolCallChunks };
+    const llm = await helpers.startOpenAIServer((body) => scenarioAnswer(body, chunks), { api: google ? 'google' : 'openai' });
+    const prefix = new URL(llm.baseUrl).pathname + '/';
+    // The page's own origin forwards the API path to the model server, streaming.
+    const site = await startStaticServer(undefined, { proxy: { [prefix]: new URL(llm.baseUrl).origin } });
+    const page = await browser.newPage();
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(String(e)));
+    const html = `<!doctype html>
 <meta charset="utf-8">
 <script type="importmap">{ "imports": { "pi-agent-wasm": "/pkg/browser.js" } }</script>
 <script type="module">
   import * as pkg from 'pi-agent-wasm';
   import { runToolScenario } from '/tests/js/shared/agent-scenario.mjs';
-  runToolScenario(pkg, location.origin + '/v1').then((r) => { window.__run = r; }, (e) => { window.__run = { error: String(e) }; });
+  runToolScenario(pkg, location.origin + ${JSON.stringify(prefix.slice(0, -1))}, ${JSON.stringify(api)}).then((r) => { window.__run = r; }, (e) => { window.__run = { error: String(e) }; });
 </script>`;
-  await page.route(`${site.url}/__agent.html`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: html }));
-  await page.goto(`${site.url}/__agent.html`);
-  const r = await page.waitForFunction(() => window.__run, null, { timeout: 20000 }).then((h) => h.jsonValue());
-  await page.close();
-  await site.close();
-  await llm.close();
-  assert.deepEqual(problems, []);
-  const { usage, ...rest } = r;
-  assert.deepEqual(rest, EXPECTED_SCENARIO);
-  assert.equal(usage.input, 11);
-  assert.equal(llm.requests.length, 2);
-  assert.equal(llm.requests[0].headers.authorization, 'Bearer local-key');
-});
+    await page.route(`${site.url}/__agent.html`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: html }));
+    await page.goto(`${site.url}/__agent.html`);
+    const r = await page.waitForFunction(() => window.__run, null, { timeout: 20000 }).then((h) => h.jsonValue());
+    await page.close();
+    await site.close();
+    await llm.close();
+    assert.deepEqual(problems, []);
+    const { usage, ...rest } = r;
+    assert.deepEqual(rest, EXPECTED_SCENARIO);
+    assert.equal(usage.input, 11);
+    assert.equal(llm.requests.length, 2);
+  });
+}

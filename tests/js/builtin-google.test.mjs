@@ -107,3 +107,19 @@ test('google: a function call streamed as partialArgs fragments is one call with
   assert.equal(updates.filter((t) => t === 'toolcall_start').length, 1);
   assert.equal(updates.filter((t) => t === 'toolcall_end').length, 1);
 });
+
+test('google: a tool-using run end to end (the scenario Chromium and workerd run too)', async () => {
+  const { startOpenAIServer, geminiTextChunks, geminiToolCallChunks } = await import('./shared/openai-server.mjs');
+  const { scenarioAnswer, runToolScenario, EXPECTED_SCENARIO } = await import('./shared/agent-scenario.mjs');
+  const pkg = await import('pi-agent-wasm');
+  const server = await startOpenAIServer((body) => scenarioAnswer(body, { textChunks: geminiTextChunks, toolCallChunks: geminiToolCallChunks, google: true }), { api: 'google' });
+  try {
+    const { usage, ...rest } = await runToolScenario(pkg, server.baseUrl, 'google-generative-ai');
+    assert.deepEqual(rest, EXPECTED_SCENARIO);
+    assert.equal(usage.input, 11);
+    assert.equal(server.requests.length, 2);
+    assert.equal(server.requests[0].headers['x-goog-api-key'], 'local-key');
+  } finally {
+    await server.close();
+  }
+});

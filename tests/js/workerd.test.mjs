@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { packAndInstall, repoRoot } from './helpers.mjs';
 import { EXPECTED } from './shared/sse-scenario.mjs';
-import { startOpenAIServer, textChunks, toolCallChunks } from './shared/openai-server.mjs';
+import { startOpenAIServer, textChunks, toolCallChunks, geminiTextChunks, geminiToolCallChunks } from './shared/openai-server.mjs';
 import { scenarioAnswer, EXPECTED_SCENARIO } from './shared/agent-scenario.mjs';
 
 const COMPAT_DATE = '2026-04-26';
@@ -31,7 +31,7 @@ export default {
   async fetch(request) {
     const url = new URL(request.url);
     if (url.pathname === '/agent') {
-      return Response.json(await runToolScenario(pkg, url.searchParams.get('llm')));
+      return Response.json(await runToolScenario(pkg, url.searchParams.get('llm'), url.searchParams.get('api') ?? undefined));
     }
     if (url.pathname === '/decode') {
       const d = new pkg.SseDecoder();
@@ -90,16 +90,22 @@ test('a Worker decodes a request body through the package', async () => {
   });
 });
 
-test('a Worker runs a tool-using loop with the built-in stream over its fetch (issue 5)', async () => {
-  const llm = await startOpenAIServer((body) => scenarioAnswer(body, { textChunks, toolCallChunks }));
-  try {
-    const res = await mf.dispatchFetch(`http://localhost/agent?llm=${encodeURIComponent(llm.baseUrl)}`);
-    assert.equal(res.status, 200);
-    const { usage, ...rest } = await res.json();
-    assert.deepEqual(rest, EXPECTED_SCENARIO);
-    assert.equal(usage.input, 11);
-    assert.equal(llm.requests.length, 2);
-  } finally {
-    await llm.close();
-  }
-});
+for (const api of ['openai-completions', 'google-generative-ai']) {
+  test(`a Worker runs a tool-using loop with the built-in stream over its fetch: ${api} (issue 5)`, async () => {
+    const google = api === 'google-generative-ai';
+    const chunks = google
+      ? { textChunks: geminiTextChunks, toolCallChunks: geminiToolCallChunks, google }
+      : { textChunks, toolCallChunks };
+    const llm = await startOpenAIServer((body) => scenarioAnswer(body, chunks), { api: google ? 'google' : 'openai' });
+    try {
+      const res = await mf.dispatchFetch(`http://localhost/agent?llm=${encodeURIComponent(llm.baseUrl)}&api=${api}`);
+      assert.equal(res.status, 200);
+      const { usage, ...rest } = await res.json();
+      assert.deepEqual(rest, EXPECTED_SCENARIO);
+      assert.equal(usage.input, 11);
+      assert.equal(llm.requests.length, 2);
+    } finally {
+      await llm.close();
+    }
+  });
+}

@@ -2,16 +2,19 @@
 // Chromium and workerd against the local OpenAI-compatible server of openai-server.mjs
 // (answering with `scenarioAnswer`). Returns plain data to compare.
 
-/** The server's script: a tool call first, then an answer quoting the tool result. */
-export function scenarioAnswer(body, { textChunks, toolCallChunks }) {
-  const last = body.messages.at(-1);
-  if (last.role === 'tool') return textChunks(`The answer is ${last.content} — fertig ✓`);
+/** The server's script: a tool call first, then an answer quoting the tool result. Pass
+ * the OpenAI chunk helpers, or the Gemini ones with `google: true`. */
+export function scenarioAnswer(body, { textChunks, toolCallChunks, google = false }) {
+  const result = google
+    ? body.contents.at(-1).parts.find((p) => p.functionResponse)?.functionResponse.response.output
+    : body.messages.at(-1).role === 'tool' ? body.messages.at(-1).content : undefined;
+  if (result !== undefined) return textChunks(`The answer is ${result} — fertig ✓`);
   return toolCallChunks('call_1', 'calc', { expression: '17*23', note: 'ünïcødé 😀' });
 }
 
-export async function runToolScenario(pkg, baseUrl) {
+export async function runToolScenario(pkg, baseUrl, api = 'openai-completions') {
   const model = {
-    id: 'local-model', name: 'Local', api: 'openai-completions', provider: 'local', baseUrl,
+    id: api === 'google-generative-ai' ? 'gemini-2.5-flash' : 'local-model', name: 'Local', api, provider: 'local', baseUrl,
     reasoning: false, input: ['text'], cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
     contextWindow: 32000, maxTokens: 4096,
   };

@@ -2,8 +2,9 @@
 // answers each request from a script, as SSE in irregular chunks, and records the bodies.
 import { createServer } from 'node:http';
 
-/** `respond(body, index)` returns the chunks (objects) of one streamed answer. */
-export async function startOpenAIServer(respond) {
+/** `respond(body, index)` returns the chunks (objects) of one streamed answer. With
+ * `{ api: 'google' }` it speaks Gemini's streamGenerateContent instead (no `[DONE]`). */
+export async function startOpenAIServer(respond, { api = 'openai' } = {}) {
   const requests = [];
   const server = createServer((req, res) => {
     let raw = '';
@@ -13,7 +14,8 @@ export async function startOpenAIServer(respond) {
       requests.push({ url: req.url, headers: req.headers, body });
       const chunks = respond(body, requests.length - 1);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const text = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n';
+      const done = api === 'google' ? '' : 'data: [DONE]\n\n';
+      const text = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + done;
       // Irregular chunk boundaries, split inside lines and multi-byte characters.
       const bytes = Buffer.from(text);
       for (let i = 0, step = 7; i < bytes.length; i += step, step = (step * 5) % 23 + 3) {
@@ -25,7 +27,8 @@ export async function startOpenAIServer(respond) {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+  const path = api === 'google' ? '/v1beta' : '/v1';
+  return { baseUrl: `http://127.0.0.1:${port}${path}`, requests, close: () => new Promise((r) => server.close(r)) };
 }
 
 const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'local-model' };
@@ -49,4 +52,18 @@ export function toolCallChunks(id, name, args) {
     ...parts.map((p) => ({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: p } }] }, finish_reason: null }] })),
     { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 9, completion_tokens: 5, total_tokens: 14 } },
   ];
+}
+
+const usageMetadata = { promptTokenCount: 11, candidatesTokenCount: 7, totalTokenCount: 18 };
+
+/** Gemini chunks of a streamed text answer. */
+export function geminiTextChunks(text) {
+  const pieces = text.match(/.{1,5}/gsu) ?? [];
+  const chunk = (parts, extra = {}) => ({ candidates: [{ index: 0, content: { role: 'model', parts }, ...extra }], responseId: 'g-1' });
+  return [...pieces.map((p) => chunk([{ text: p }])), chunk([{ text: '' }], { finishReason: 'STOP' })].map((c, i, all) => (i === all.length - 1 ? { ...c, usageMetadata } : c));
+}
+
+/** Gemini chunks of one function call (Gemini sends a call whole). */
+export function geminiToolCallChunks(_id, name, args) {
+  return [{ candidates: [{ index: 0, content: { role: 'model', parts: [{ functionCall: { name, args } }] }, finishReason: 'STOP' }], usageMetadata, responseId: 'g-2' }];
 }
