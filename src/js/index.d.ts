@@ -387,7 +387,8 @@ export declare function runToolCall(toolCall: AgentToolCall, options: RunToolCal
 export declare function setDefaultStreamFn(streamFn: StreamFn | undefined): void;
 /**
  * The built-in stream function: OpenAI Chat Completions and compatible servers
- * (`model.api === "openai-completions"`), requested over `fetch` and decoded in wasm. Reads
+ * (`model.api === "openai-completions"`) and Google Gemini (`"google-generative-ai"`),
+ * requested over `fetch` and decoded in wasm. Reads
  * `apiKey`, `signal`, `maxTokens`, `temperature`, `toolChoice`, `headers`, `maxRetries`,
  * `maxRetryDelayMs`, `timeoutMs`, `fetch`, `onPayload` and `onResponse` from the options (in a loop: from the config).
  * Inside a loop its deltas never cross into JS one by one.

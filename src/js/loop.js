@@ -183,9 +183,10 @@ function guard(target) {
 const GLUE = { openResponse, streamOptions, copyWith, applyUpdate, sleep, deadline, guard };
 
 /**
- * The built-in stream function: OpenAI Chat Completions (and compatible servers) requested
- * and decoded in Rust over `fetch`. Pass it as `streamFn` (or `setDefaultStreamFn`) for models
- * with `api: "openai-completions"`. Inside the loop it never crosses into JS per delta.
+ * The built-in stream function: OpenAI Chat Completions (and compatible servers) and Google
+ * Gemini, requested and decoded in Rust over `fetch`, for models with `api:
+ * "openai-completions"` or `"google-generative-ai"`. Inside the loop it never crosses into JS
+ * per delta.
  */
 export function streamSimple(model, context, options) {
   const stream = new AssistantMessageEventStream();
