@@ -9,7 +9,6 @@
 //! and `willContinue`, Vertex AI's `streamFunctionCallArguments`) forms one tool call with the
 //! arguments put together, where pi-ai makes one empty call per fragment.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
@@ -17,7 +16,7 @@ use serde_json::{json, Map, Value};
 use super::usage::calculate_cost;
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::jsnum::json_stringify;
-use crate::message::{num, zero_usage, AgentMessage, StopReason, Usage};
+use crate::message::{zero_usage, AgentMessage, StopReason, Usage};
 use crate::stream::Change;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -162,24 +161,10 @@ fn set_or_append(slot: &mut Value, value: Value, append: bool) {
 
 impl GoogleDecoder {
     pub fn new(model: Rc<Value>, now: f64) -> Self {
-        let mut o = Map::new();
-        o.insert("role".into(), "assistant".into());
-        o.insert("content".into(), Value::Array(Vec::new()));
-        o.insert("api".into(), "google-generative-ai".into());
-        o.insert(
-            "provider".into(),
-            model.get("provider").cloned().unwrap_or_else(|| "".into()),
-        );
-        o.insert(
-            "model".into(),
-            model.get("id").cloned().unwrap_or_else(|| "".into()),
-        );
-        o.insert("usage".into(), zero_usage());
-        o.insert("stopReason".into(), "pending".into());
-        o.insert("timestamp".into(), num(now));
+        let partial = super::new_partial(&model, "google-generative-ai", now);
         GoogleDecoder {
             model,
-            partial: Rc::new(RefCell::new(Value::Object(o))),
+            partial,
             current: None,
             streaming: None,
             now,
@@ -194,9 +179,7 @@ impl GoogleDecoder {
     }
 
     fn set(&self, key: &str, value: Value) {
-        if let Value::Object(o) = &mut *self.partial.borrow_mut() {
-            o.insert(key.into(), value);
-        }
+        super::set_field(&self.partial, key, value);
     }
 
     fn get(&self, key: &str) -> Value {
@@ -208,14 +191,7 @@ impl GoogleDecoder {
     }
 
     fn push_block(&self, block: Value) -> usize {
-        let mut p = self.partial.borrow_mut();
-        match p.get_mut("content").and_then(Value::as_array_mut) {
-            Some(blocks) => {
-                blocks.push(block);
-                blocks.len() - 1
-            }
-            None => 0,
-        }
+        super::push_block(&self.partial, block)
     }
 
     fn with_block<T>(
@@ -554,16 +530,7 @@ impl GoogleDecoder {
                 };
                 self.fail(&message, false, out)
             }
-            Some(reason) => {
-                let reason = serde_json::from_value(Value::String(reason.to_string()))
-                    .unwrap_or(StopReason::Stop);
-                let message: AgentMessage = Rc::new(self.partial.borrow().clone());
-                out.push(AssistantMessageEvent::Done {
-                    reason,
-                    message: message.clone(),
-                });
-                message
-            }
+            Some(reason) => super::done_partial(&self.partial, reason, out),
         }
     }
 
@@ -573,18 +540,6 @@ impl GoogleDecoder {
         aborted: bool,
         out: &mut Vec<AssistantMessageEvent>,
     ) -> AgentMessage {
-        let reason = if aborted {
-            StopReason::Aborted
-        } else {
-            StopReason::Error
-        };
-        self.set("stopReason", reason.as_str().into());
-        self.set("errorMessage", message.into());
-        let error: AgentMessage = Rc::new(self.partial.borrow().clone());
-        out.push(AssistantMessageEvent::Error {
-            reason,
-            error: error.clone(),
-        });
-        error
+        super::fail_partial(&self.partial, message, aborted, out)
     }
 }

@@ -8,8 +8,85 @@ pub mod openai_completions_request;
 pub mod transform;
 pub mod usage;
 
-use crate::event::AssistantMessageEvent;
-use crate::message::AgentMessage;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde_json::{Map, Value};
+
+use crate::event::{AssistantMessageEvent, Partial};
+use crate::message::{num, zero_usage, AgentMessage, StopReason};
+
+/// The partial message every response starts from: no content, zero usage, `pending`.
+pub fn new_partial(model: &Value, api: &str, now: f64) -> Partial {
+    let field = |k: &str| model.get(k).cloned().unwrap_or_else(|| "".into());
+    let mut o = Map::new();
+    o.insert("role".into(), "assistant".into());
+    o.insert("content".into(), Value::Array(Vec::new()));
+    o.insert("api".into(), api.into());
+    o.insert("provider".into(), field("provider"));
+    o.insert("model".into(), field("id"));
+    o.insert("usage".into(), zero_usage());
+    o.insert("stopReason".into(), "pending".into());
+    o.insert("timestamp".into(), num(now));
+    Rc::new(RefCell::new(Value::Object(o)))
+}
+
+/// Sets a top-level field of the partial.
+pub fn set_field(partial: &Partial, key: &str, value: Value) {
+    if let Value::Object(o) = &mut *partial.borrow_mut() {
+        o.insert(key.into(), value);
+    }
+}
+
+/// Pushes a content block; returns its index.
+pub fn push_block(partial: &Partial, block: Value) -> usize {
+    let mut p = partial.borrow_mut();
+    match p.get_mut("content").and_then(Value::as_array_mut) {
+        Some(blocks) => {
+            blocks.push(block);
+            blocks.len() - 1
+        }
+        None => 0,
+    }
+}
+
+/// Ends the response as failed: `stopReason` `"aborted"` or `"error"` with `message`.
+pub fn fail_partial(
+    partial: &Partial,
+    message: &str,
+    aborted: bool,
+    out: &mut Vec<AssistantMessageEvent>,
+) -> AgentMessage {
+    let reason = if aborted {
+        StopReason::Aborted
+    } else {
+        StopReason::Error
+    };
+    set_field(partial, "stopReason", reason.as_str().into());
+    set_field(partial, "errorMessage", message.into());
+    let error: AgentMessage = Rc::new(partial.borrow().clone());
+    out.push(AssistantMessageEvent::Error {
+        reason,
+        error: error.clone(),
+    });
+    error
+}
+
+/// Ends the response with `done` for its stop reason `reason`.
+pub fn done_partial(
+    partial: &Partial,
+    reason: &str,
+    out: &mut Vec<AssistantMessageEvent>,
+) -> AgentMessage {
+    let reason =
+        serde_json::from_value(Value::String(reason.to_string())).unwrap_or(StopReason::Stop);
+    let message: AgentMessage = Rc::new(partial.borrow().clone());
+    out.push(AssistantMessageEvent::Done {
+        reason,
+        message: message.clone(),
+    });
+    message
+}
 
 /// A response decoder: SSE `data` payloads in, pi's events out.
 pub trait Decoder {

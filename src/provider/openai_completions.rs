@@ -15,14 +15,13 @@
 //!
 //! Not read: OpenRouter's `reasoning_details` replay data and grammar ("custom") tools.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
 use super::usage::calculate_cost;
 use crate::event::{AssistantMessageEvent, Partial};
-use crate::message::{num, zero_usage, AgentMessage, StopReason};
+use crate::message::{zero_usage, AgentMessage, StopReason};
 use crate::stream::partial_json::{apply_change, StreamingJsonParser};
 
 /// One streamed tool call: its block, and its raw argument text with the incremental parser.
@@ -83,25 +82,15 @@ fn content_text(content: &Value) -> Option<String> {
 impl ChatCompletionsDecoder {
     /// A decoder for one response; `now` is the request time (the message's `timestamp`).
     pub fn new(model: Rc<Value>, now: f64) -> Self {
-        let mut o = Map::new();
-        o.insert("role".into(), "assistant".into());
-        o.insert("content".into(), Value::Array(Vec::new()));
-        for key in ["api", "provider"] {
-            o.insert(
-                key.into(),
-                model.get(key).cloned().unwrap_or_else(|| "".into()),
-            );
-        }
-        o.insert(
-            "model".into(),
-            model.get("id").cloned().unwrap_or_else(|| "".into()),
-        );
-        o.insert("usage".into(), zero_usage());
-        o.insert("stopReason".into(), "pending".into());
-        o.insert("timestamp".into(), num(now));
+        let api = model
+            .get("api")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let partial = super::new_partial(&model, &api, now);
         ChatCompletionsDecoder {
             model,
-            partial: Rc::new(RefCell::new(Value::Object(o))),
+            partial,
             text: None,
             thinking: None,
             calls: Vec::new(),
@@ -117,9 +106,7 @@ impl ChatCompletionsDecoder {
     }
 
     fn set(&self, key: &str, value: Value) {
-        if let Value::Object(o) = &mut *self.partial.borrow_mut() {
-            o.insert(key.into(), value);
-        }
+        super::set_field(&self.partial, key, value);
     }
 
     fn has(&self, key: &str) -> bool {
@@ -128,14 +115,7 @@ impl ChatCompletionsDecoder {
 
     /// Pushes a new content block; returns its index.
     fn push_block(&self, block: Value) -> usize {
-        let mut p = self.partial.borrow_mut();
-        match p.get_mut("content").and_then(Value::as_array_mut) {
-            Some(blocks) => {
-                blocks.push(block);
-                blocks.len() - 1
-            }
-            None => 0,
-        }
+        super::push_block(&self.partial, block)
     }
 
     /// Appends `delta` to the string field `key` of block `index`, in place.
@@ -457,16 +437,7 @@ impl ChatCompletionsDecoder {
                 self.fail(&message, false, out)
             }
             Some("pending") | None => self.fail("Stream ended without finish_reason", false, out),
-            Some(reason) => {
-                let reason = serde_json::from_value(Value::String(reason.to_string()))
-                    .unwrap_or(StopReason::Stop);
-                let message: AgentMessage = Rc::new(self.partial.borrow().clone());
-                out.push(AssistantMessageEvent::Done {
-                    reason,
-                    message: message.clone(),
-                });
-                message
-            }
+            Some(reason) => super::done_partial(&self.partial, reason, out),
         }
     }
 
@@ -477,19 +448,7 @@ impl ChatCompletionsDecoder {
         aborted: bool,
         out: &mut Vec<AssistantMessageEvent>,
     ) -> AgentMessage {
-        let reason = if aborted {
-            StopReason::Aborted
-        } else {
-            StopReason::Error
-        };
-        self.set("stopReason", reason.as_str().into());
-        self.set("errorMessage", message.into());
-        let error: AgentMessage = Rc::new(self.partial.borrow().clone());
-        out.push(AssistantMessageEvent::Error {
-            reason,
-            error: error.clone(),
-        });
-        error
+        super::fail_partial(&self.partial, message, aborted, out)
     }
 }
 
