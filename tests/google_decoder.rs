@@ -1,0 +1,180 @@
+//! The Gemini decoder on the wire transcripts of tests/fixtures/google (the JS differential
+//! test checks them against pi-ai 1.6.0 through a real server): each decodes the same in one
+//! chunk or split at any byte, and the stream facts pi-ai produces hold natively.
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use std::rc::Rc;
+
+use pi_agent_wasm::provider::google::GoogleDecoder;
+use pi_agent_wasm::provider::Decoder;
+use pi_agent_wasm::stream::SseDecoder;
+use serde_json::{json, Value};
+
+fn model() -> Value {
+    json!({"id": "gemini-2.5-flash", "api": "google-generative-ai", "provider": "google",
+           "cost": {"input": 0.3, "output": 2.5, "cacheRead": 0.03, "cacheWrite": 0}})
+}
+
+fn transcript(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/tests/fixtures/google/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+/// Events (type, index, delta) and the final message.
+fn decode(chunks: &[&[u8]]) -> (Vec<Value>, Value) {
+    let mut sse = SseDecoder::new();
+    let mut decoder = GoogleDecoder::new(Rc::new(model()), 0.0);
+    let mut events = vec![Decoder::start(&decoder)];
+    let mut raw = Vec::new();
+    let mut failed = None;
+    'read: for c in chunks {
+        sse.feed(c, &mut raw);
+        for e in raw.drain(..) {
+            match decoder.data(&e.data, &mut events) {
+                Ok(true) => break 'read,
+                Ok(false) => {}
+                Err(m) => {
+                    failed = Some(m);
+                    break 'read;
+                }
+            }
+        }
+    }
+    let message = match failed {
+        Some(m) => Decoder::fail(&mut decoder, &m, false, &mut events),
+        None => Decoder::finish(&mut decoder, &mut events),
+    };
+    let summary = events
+        .iter()
+        .map(|e| {
+            let j = e.to_json();
+            json!({"type": j["type"], "contentIndex": j.get("contentIndex"), "delta": j.get("delta")})
+        })
+        .collect();
+    (summary, (*message).clone())
+}
+
+const FILES: [&str; 11] = [
+    "text.sse",
+    "thinking.sse",
+    "tool_single.sse",
+    "tool_parallel.sse",
+    "tool_with_id.sse",
+    "max_tokens.sse",
+    "safety.sse",
+    "no_finish.sse",
+    "usage_cached.sse",
+    "unknown_reason.sse",
+    "partial_args.sse",
+];
+
+#[test]
+fn every_split_decodes_like_one_chunk() {
+    for file in FILES {
+        let bytes = transcript(file);
+        let whole = decode(&[&bytes]);
+        for cut in 0..=bytes.len() {
+            let (a, b) = bytes.split_at(cut);
+            assert_eq!(decode(&[a, b]), whole, "{file} split at {cut}");
+        }
+    }
+}
+
+#[test]
+fn stream_facts() {
+    let (_, m) = decode(&[&transcript("text.sse")]);
+    assert_eq!(
+        m["content"],
+        json!([{"type": "text", "text": "Hello, wörld 😀!"}])
+    );
+    assert_eq!(
+        (m["stopReason"].as_str(), m["responseId"].as_str()),
+        (Some("stop"), Some("resp-1"))
+    );
+    assert_eq!(m["usage"]["totalTokens"], 150.0);
+
+    // Thinking keeps the last signature it saw; text keeps its own.
+    let (_, m) = decode(&[&transcript("thinking.sse")]);
+    assert_eq!(
+        m["content"][0],
+        json!({"type": "thinking", "thinking": "Let me think more.", "thinkingSignature": "c2lnMQ=="})
+    );
+    assert_eq!(
+        m["content"][1],
+        json!({"type": "text", "text": "Answer: 4", "textSignature": "c2lnMg=="})
+    );
+    assert_eq!(m["usage"]["reasoning"], 12.0);
+    assert_eq!(m["usage"]["output"], 42.0);
+
+    // A call makes the stop reason toolUse; a repeated id gets a generated one.
+    let (_, m) = decode(&[&transcript("tool_single.sse")]);
+    assert_eq!(m["stopReason"], "toolUse");
+    assert_eq!(m["content"][1]["thoughtSignature"], "c2lnMw==");
+    let (_, m) = decode(&[&transcript("tool_with_id.sse")]);
+    assert_eq!(m["content"][0]["id"], "fc-1");
+    assert_eq!(m["content"][1]["id"], "read_0_1");
+
+    // Cached tokens are taken out of the input and priced as cache reads.
+    let (_, m) = decode(&[&transcript("usage_cached.sse")]);
+    assert_eq!(
+        (
+            m["usage"]["input"].as_f64(),
+            m["usage"]["cacheRead"].as_f64(),
+            m["usage"]["output"].as_f64()
+        ),
+        (Some(200.0), Some(800.0), Some(12.0))
+    );
+
+    for (file, message) in [
+        ("safety.sse", "Provider stopped with: SAFETY"),
+        (
+            "no_finish.sse",
+            "Google stream ended without a finish reason",
+        ),
+        ("unknown_reason.sse", "Unhandled stop reason: SOMETHING_NEW"),
+    ] {
+        let (_, m) = decode(&[&transcript(file)]);
+        assert_eq!(
+            (m["stopReason"].as_str(), m["errorMessage"].as_str()),
+            (Some("error"), Some(message)),
+            "{file}"
+        );
+    }
+    let (_, m) = decode(&[&transcript("max_tokens.sse")]);
+    assert_eq!(m["stopReason"], "length");
+}
+
+#[test]
+fn improvement_partial_args_fragments_form_one_call() {
+    let (events, m) = decode(&[&transcript("partial_args.sse")]);
+    let calls: Vec<&Value> = m["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "toolCall")
+        .collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0]["arguments"],
+        json!({"path": "notes.txt", "text": "line one, line two", "opts": {"append": true}, "tags": ["a"], "count": 2})
+    );
+    let starts = events
+        .iter()
+        .filter(|e| e["type"] == "toolcall_start")
+        .count();
+    let ends = events
+        .iter()
+        .filter(|e| e["type"] == "toolcall_end")
+        .count();
+    assert_eq!((starts, ends), (1, 1));
+    assert_eq!(m["stopReason"], "toolUse");
+}
