@@ -133,7 +133,7 @@ function applyChanges(block, changes) {
 
 /** Called by wasm for each update of a built-in (Rust) response: edits the JS copy of the
  * partial with what changed and returns the `message_update` event. Cost: the delta. */
-function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson, endContent) {
+function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson) {
   const content = partial.content;
   if (metaJson !== undefined) Object.assign(partial, JSON.parse(metaJson));
   if (blockJson !== undefined) content[index] = JSON.parse(blockJson);
@@ -146,7 +146,9 @@ function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJs
   }
   const event = { type, contentIndex: index };
   if (delta !== undefined) event.delta = delta;
-  if (type === 'text_end' || type === 'thinking_end') event.content = endContent;
+  // An end carries its whole block: its text is the event's `content`.
+  if (type === 'text_end') event.content = content[index].text;
+  else if (type === 'thinking_end') event.content = content[index].thinking;
   else if (type === 'toolcall_end') event.toolCall = content[index];
   event.partial = partial;
   return { type: 'message_update', assistantMessageEvent: event, message: { ...partial } };

@@ -15,12 +15,12 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::fetch::{fetch_fn, post, BodyReader};
-use super::host::{seed, start_copy, sync_meta, UpdateCell};
+use super::host::{seed, start_copy, sync_meta, JsClock, UpdateCell};
 use super::js::{call, from_json, get, set, settle, to_json};
 use super::table::Table;
 use crate::error::Thrown;
 use crate::event::AssistantMessageEvent;
-use crate::io::{AssistantStream, HostFuture, LlmContext, StreamFn, StreamOptions};
+use crate::io::{AssistantStream, Clock, HostFuture, LlmContext, StreamFn, StreamOptions};
 use crate::message::{str_field, AgentMessage};
 use crate::provider::google::GoogleDecoder;
 use crate::provider::google_request::{self, GoogleOptions};
@@ -181,7 +181,7 @@ struct RustResponse {
 
 impl RustResponse {
     fn finish_with(&mut self, result: AgentMessage, events: Vec<AssistantMessageEvent>) {
-        let duration = super::host::monotonic_now() - self.started;
+        let duration = JsClock.monotonic() - self.started;
         let mut result = result;
         if let Value::Object(o) = Rc::make_mut(&mut result) {
             o.insert("durationMs".into(), crate::message::num(duration));
@@ -349,7 +349,7 @@ impl BuiltinStreamFn {
         let mut r = self.response(
             new_decoder(model, js_sys::Date::now()),
             api_key,
-            super::host::monotonic_now(),
+            JsClock.monotonic(),
             None,
         );
         r.fail(message);
@@ -373,7 +373,7 @@ impl StreamFn for BuiltinStreamFn {
                 )));
             }
             let now = js_sys::Date::now();
-            let started = super::host::monotonic_now();
+            let started = JsClock.monotonic();
             let api_key = options.api_key.clone().filter(|k| !k.is_empty());
             let Some(key) = api_key.clone() else {
                 let provider = str_field(model, "provider").to_string();

@@ -76,10 +76,9 @@ impl Patterns for JsPatterns {
 pub struct JsSink {
     pub emit: Function,
     pub table: Rc<Table>,
-    /// Glue `applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson,
-    /// endContent)`: applies
-    /// one streamed change to the JS copy of a Rust stream's partial and returns the
-    /// `message_update` event.
+    /// Glue `applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson)`:
+    /// applies one streamed change to the JS copy of a Rust stream's partial and returns the
+    /// `message_update` event (an end's `content` is read from the block it carries).
     pub apply_update: Function,
     pub updates: UpdateCell,
 }
@@ -109,10 +108,6 @@ pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value) {
             let _ = js_sys::Object::assign(target, fields.unchecked_ref::<js_sys::Object>());
         }
     }
-}
-
-pub fn monotonic_now() -> f64 {
-    performance_now()
 }
 
 /// The JS copy of a partial as its `start` event shows it (no blocks yet).
@@ -412,17 +407,7 @@ impl JsSink {
             _ => (JsValue::UNDEFINED, JsValue::UNDEFINED),
         };
         let delta_arg = delta.map_or(JsValue::UNDEFINED, JsValue::from_str);
-        let end_content = match event {
-            E::TextEnd { content, .. } | E::ThinkingEnd { content, .. } => {
-                JsValue::from_str(content)
-            }
-            _ => JsValue::UNDEFINED,
-        };
-        // One direct call with nine arguments (no arguments array to build per delta).
-        // `call9` is deprecated in favour of typed `Function<F>::call`; the glue function is
-        // untyped here, so the direct form stays.
-        #[allow(deprecated)]
-        let rendered = self.apply_update.call9(
+        let rendered = self.apply_update.call8(
             &JsValue::UNDEFINED,
             &s.partial,
             &super::js::key(event.kind()),
@@ -432,7 +417,6 @@ impl JsSink {
             &head_arg,
             &changes_arg,
             &meta_arg,
-            &end_content,
         );
         rendered.unwrap_or(JsValue::UNDEFINED)
     }
