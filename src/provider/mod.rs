@@ -31,11 +31,23 @@ pub fn new_partial(model: &Value, api: &str, now: f64) -> Partial {
     Rc::new(RefCell::new(Value::Object(o)))
 }
 
+thread_local! {
+    /// Counts changes to partials' top-level fields, all made by `set_field`.
+    static REVISION: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Changes when any partial's top-level fields (usage, ids, stop reason) may have changed: a
+/// renderer compares them only then, not on every delta.
+pub fn top_level_revision() -> u64 {
+    REVISION.with(std::cell::Cell::get)
+}
+
 /// Sets a top-level field of the partial.
 pub fn set_field(partial: &Partial, key: &str, value: Value) {
     if let Value::Object(o) = &mut *partial.borrow_mut() {
         o.insert(key.into(), value);
     }
+    REVISION.with(|r| r.set(r.get().wrapping_add(1)));
 }
 
 /// Pushes a content block; returns its index.

@@ -95,6 +95,7 @@ pub fn seed(cell: &UpdateCell, partial: &crate::event::Partial, js: JsValue) {
         partial: js,
         meta: meta_of(&p),
         head: None,
+        revision: crate::provider::top_level_revision(),
     });
 }
 
@@ -125,6 +126,8 @@ pub struct UpdateState {
     meta: Meta,
     /// The tool call block and its id and name, as last sent.
     head: Option<(usize, String, String)>,
+    /// `provider::top_level_revision()` when `meta` was last compared.
+    revision: u64,
 }
 
 type Meta = serde_json::Map<String, serde_json::Value>;
@@ -329,18 +332,23 @@ impl JsSink {
                 partial: super::js::from_json(&pristine(&p)),
                 meta: meta_of(&p),
                 head: None,
+                revision: crate::provider::top_level_revision(),
             });
         }
-        let meta_arg = match state.as_mut() {
-            Some(s) if meta_differs(&s.meta, &p) => {
-                s.meta = meta_of(&p);
-                JsValue::from_str(&serde_json::Value::Object(s.meta.clone()).to_string())
-            }
-            _ => JsValue::UNDEFINED,
-        };
         let Some(s) = state.as_mut() else {
             return JsValue::UNDEFINED;
         };
+        // Top-level fields are compared only after some were set.
+        let revision = crate::provider::top_level_revision();
+        let mut meta_arg = JsValue::UNDEFINED;
+        if s.revision != revision {
+            s.revision = revision;
+            if meta_differs(&s.meta, &p) {
+                s.meta = meta_of(&p);
+                meta_arg =
+                    JsValue::from_str(&serde_json::Value::Object(s.meta.clone()).to_string());
+            }
+        }
         let (index, delta) = match event {
             E::TextStart { content_index, .. }
             | E::ThinkingStart { content_index, .. }
