@@ -109,7 +109,7 @@ pub async fn run_loop(
     let builtin = if stream_fn.as_string().as_deref() == Some("builtin") {
         Some(BuiltinStreamFn {
             config: config.clone(),
-            signal: signal.clone(),
+            signal: JsSignal(signal.clone()),
             sleep: glue_fn(&glue, "sleep")?,
             copy: glue_fn(&glue, "copyWith")?,
             deadline: glue_fn(&glue, "deadline")?,
@@ -262,7 +262,7 @@ pub async fn stream_once(
     };
     let builtin = BuiltinStreamFn {
         config: options.clone(),
-        signal: get(&options, "signal"),
+        signal: JsSignal(get(&options, "signal")),
         sleep: glue_fn(&glue, "sleep")?,
         copy: glue_fn(&glue, "copyWith")?,
         deadline: glue_fn(&glue, "deadline")?,

@@ -1,11 +1,13 @@
-//! The built-in stream function: `openai-completions` requests made from Rust over the
-//! host's `fetch`, the body decoded in Rust (SSE, then [`ChatCompletionsDecoder`]). The
-//! response's events stay Rust values; the sink sends only each delta to JS (host.rs).
+//! The built-in stream function: `openai-completions` and `google-generative-ai` requests
+//! made from Rust over the host's `fetch`, the body decoded in Rust (SSE, then the API's
+//! [`Decoder`]). The response's events stay Rust values; the sink sends only each delta to
+//! JS (host.rs).
 //!
 //! Failures follow pi-ai's contract (L-20): HTTP errors, network errors, bad bytes and
 //! aborts end the response as a message with `stopReason` `"error"`/`"aborted"` and an
 //! `errorMessage` naming the cause; only a throwing `onPayload`/`onResponse` hook rejects.
-//! The API key goes into the `Authorization` header only and is cut out of every error text.
+//! The API key goes into the API's key header only (`Authorization` or `x-goog-api-key`) and
+//! is cut out of every error text.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -15,12 +17,14 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::fetch::{fetch_fn, post, BodyReader};
-use super::host::{seed, start_copy, sync_meta, JsClock, UpdateCell};
+use super::host::{seed, start_copy, sync_meta, JsClock, JsSignal, UpdateCell};
 use super::js::{call, from_json, get, set, settle, to_json};
 use super::table::Table;
 use crate::error::Thrown;
 use crate::event::AssistantMessageEvent;
-use crate::io::{AssistantStream, Clock, HostFuture, LlmContext, StreamFn, StreamOptions};
+use crate::io::{
+    AbortSignal, AssistantStream, Clock, HostFuture, LlmContext, StreamFn, StreamOptions,
+};
 use crate::message::{str_field, AgentMessage};
 use crate::provider::google::GoogleDecoder;
 use crate::provider::google_request::{self, GoogleOptions};
@@ -36,7 +40,7 @@ pub struct BuiltinStreamFn {
     /// The caller's config: `maxTokens`, `temperature`, `toolChoice`, `headers`, `onPayload`,
     /// `onResponse`, `maxRetries`, `maxRetryDelayMs`, `timeoutMs`, `fetch`.
     pub config: JsValue,
-    pub signal: JsValue,
+    pub signal: JsSignal,
     /// Glue: `sleep(ms, signal)`, a Promise resolved after `ms` or at abort.
     pub sleep: Function,
     /// Glue `copyWith(object)`: a shallow copy.
@@ -127,10 +131,6 @@ fn retryable(status: u16, should_retry: Option<&str>) -> bool {
     }
 }
 
-fn aborted(signal: &JsValue) -> bool {
-    get(signal, "aborted").as_bool().unwrap_or(false)
-}
-
 fn number(config: &JsValue, name: &'static str) -> Option<f64> {
     get(config, name).as_f64().filter(|n| n.is_finite())
 }
@@ -169,7 +169,7 @@ struct RustResponse {
     started: f64,
     queue: VecDeque<AssistantMessageEvent>,
     result: Option<AgentMessage>,
-    signal: JsValue,
+    signal: JsSignal,
     api_key: Option<String>,
     copy: Function,
     updates: UpdateCell,
@@ -207,7 +207,7 @@ impl RustResponse {
 
     fn fail(&mut self, message: &str) {
         let mut out = Vec::new();
-        let is_abort = aborted(&self.signal);
+        let is_abort = self.signal.aborted();
         let text = if is_abort {
             "Request was aborted".to_string()
         } else {
@@ -241,7 +241,7 @@ impl RustResponse {
     }
 
     fn end(&mut self) {
-        if aborted(&self.signal) {
+        if self.signal.aborted() {
             return self.fail("Request was aborted");
         }
         let mut out = Vec::new();
@@ -450,7 +450,7 @@ impl StreamFn for BuiltinStreamFn {
             let max_retries = number(&self.config, "maxRetries").unwrap_or(0.0).max(0.0) as u32;
             let mut attempt = 0u32;
             let response = loop {
-                let request = post(&fetch, &url, &headers, &body, &self.signal);
+                let request = post(&fetch, &url, &headers, &body, &self.signal.0);
                 let Some(sent) = within(&self.deadline, timeout, request).await else {
                     let ms = timeout.unwrap_or_default();
                     let message = format!("Request timed out: no response for {ms} ms");
@@ -459,9 +459,9 @@ impl StreamFn for BuiltinStreamFn {
                 let response = match sent {
                     Ok(r) => r,
                     Err(e) => {
-                        if attempt < max_retries && !aborted(&self.signal) {
+                        if attempt < max_retries && !self.signal.aborted() {
                             self.pause(attempt, None).await;
-                            if aborted(&self.signal) {
+                            if self.signal.aborted() {
                                 return Ok(self.fail_early(model, "Request was aborted", api_key));
                             }
                             attempt += 1;
@@ -481,7 +481,7 @@ impl StreamFn for BuiltinStreamFn {
                 let should = response.header("x-should-retry");
                 if attempt < max_retries
                     && retryable(response.status, should.as_deref())
-                    && !aborted(&self.signal)
+                    && !self.signal.aborted()
                 {
                     let after = response
                         .header("retry-after-ms")
@@ -506,7 +506,7 @@ impl StreamFn for BuiltinStreamFn {
                     // The unread body would hold the connection.
                     drop(response.reader());
                     self.pause(attempt, after).await;
-                    if aborted(&self.signal) {
+                    if self.signal.aborted() {
                         return Ok(self.fail_early(model, "Request was aborted", api_key));
                     }
                     attempt += 1;
@@ -566,7 +566,7 @@ impl BuiltinStreamFn {
                 let base = (0.5 * f64::from(2u32.saturating_pow(attempt.min(4)))).min(8.0) * 1000.0;
                 base * (1.0 - js_sys::Math::random() * 0.25)
             });
-        if let Ok(p) = call(&self.sleep, &[&JsValue::from_f64(ms), &self.signal]) {
+        if let Ok(p) = call(&self.sleep, &[&JsValue::from_f64(ms), &self.signal.0]) {
             let _ = settle(p).await;
         }
     }

@@ -41,6 +41,7 @@ impl Clock for JsClock {
 }
 
 /// The caller's `AbortSignal` (or `undefined`).
+#[derive(Clone)]
 pub struct JsSignal(pub JsValue);
 
 impl AbortSignal for JsSignal {
