@@ -218,7 +218,8 @@ impl GoogleDecoder {
         };
         let content = self
             .with_block(index, |b| {
-                str_of(&Value::Object(b.clone()), field)
+                b.get(field)
+                    .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string()
             })
