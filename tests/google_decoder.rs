@@ -9,11 +9,11 @@
     clippy::panic
 )]
 
+mod common;
+
 use std::rc::Rc;
 
 use pi_agent_wasm::provider::google::GoogleDecoder;
-use pi_agent_wasm::provider::Decoder;
-use pi_agent_wasm::stream::SseDecoder;
 use serde_json::{json, Value};
 
 fn model() -> Value {
@@ -22,45 +22,12 @@ fn model() -> Value {
 }
 
 fn transcript(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/tests/fixtures/google/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
+    common::fixture_bytes("google", name)
 }
 
 /// Events (type, index, delta) and the final message.
 fn decode(chunks: &[&[u8]]) -> (Vec<Value>, Value) {
-    let mut sse = SseDecoder::new();
-    let mut decoder = GoogleDecoder::new(Rc::new(model()), 0.0);
-    let mut events = vec![Decoder::start(&decoder)];
-    let mut raw = Vec::new();
-    let mut failed = None;
-    'read: for c in chunks {
-        sse.feed(c, &mut raw);
-        for e in raw.drain(..) {
-            match decoder.data(&e.data, &mut events) {
-                Ok(true) => break 'read,
-                Ok(false) => {}
-                Err(m) => {
-                    failed = Some(m);
-                    break 'read;
-                }
-            }
-        }
-    }
-    let message = match failed {
-        Some(m) => Decoder::fail(&mut decoder, &m, false, &mut events),
-        None => Decoder::finish(&mut decoder, &mut events),
-    };
-    let summary = events
-        .iter()
-        .map(|e| {
-            let j = e.to_json();
-            json!({"type": j["type"], "contentIndex": j.get("contentIndex"), "delta": j.get("delta")})
-        })
-        .collect();
-    (summary, (*message).clone())
+    common::decode_sse(&mut GoogleDecoder::new(Rc::new(model()), 0.0), chunks)
 }
 
 const FILES: [&str; 11] = [

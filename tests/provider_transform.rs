@@ -18,7 +18,7 @@ fn transform_messages_matches_pi_ai() {
     let cases = common::reference_cases("transform-messages.json");
     assert!(cases.len() >= 7);
     for c in cases {
-        let rename = |id: &str| {
+        let rename = |id: &str, _: &Value| {
             if id.starts_with("toolu_") {
                 format!("n_{id}")
             } else {

@@ -135,7 +135,7 @@ function applyChanges(block, changes) {
  * partial with what changed and returns the `message_update` event. Cost: the delta. */
 function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson) {
   const content = partial.content;
-  if (metaJson !== undefined) Object.assign(partial, JSON.parse(metaJson));
+  if (metaJson !== undefined) assignMeta(partial, JSON.parse(metaJson));
   if (blockJson !== undefined) content[index] = JSON.parse(blockJson);
   else if (type === 'text_delta') content[index].text += delta;
   else if (type === 'thinking_delta') content[index].thinking += delta;
@@ -152,6 +152,22 @@ function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJs
   else if (type === 'toolcall_end') event.toolCall = content[index];
   event.partial = partial;
   return { type: 'message_update', assistantMessageEvent: event, message: { ...partial } };
+}
+
+/**
+ * Sets a partial's top-level fields. pi-ai's Anthropic provider updates `usage` (and its
+ * `cost`) in place, so copies of the message made earlier in the stream show the final
+ * usage; the other providers replace the object. The copy does as its provider does.
+ */
+function assignMeta(partial, meta) {
+  if (partial.api === 'anthropic-messages' && meta.usage && partial.usage) {
+    const { cost, ...counts } = meta.usage;
+    Object.assign(partial.usage, counts);
+    if (cost && partial.usage.cost) Object.assign(partial.usage.cost, cost);
+    else if (cost) partial.usage.cost = cost;
+    delete meta.usage;
+  }
+  Object.assign(partial, meta);
 }
 
 /** A wait before a retry that ends early when the request is aborted. */
@@ -182,7 +198,7 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, applyUpdate, sleep, deadline, guard };
+const GLUE = { openResponse, streamOptions, copyWith, applyUpdate, assignMeta, sleep, deadline, guard };
 
 /**
  * The built-in stream function: OpenAI Chat Completions (and compatible servers) and Google

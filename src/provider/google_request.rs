@@ -248,7 +248,12 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
         .and_then(Value::as_array)
         .is_some_and(|i| i.iter().any(|x| x == "image"));
     let mut out: Vec<Value> = Vec::new();
-    for m in transform_messages(conversation, model, &normalize, now) {
+    for m in transform_messages(
+        conversation,
+        model,
+        &|id: &str, _: &Value| normalize(id),
+        now,
+    ) {
         match str_field(&m, "role") {
             "user" => match m.get("content") {
                 Some(Value::String(s)) => out.push(json!({"role": "user", "parts": [{"text": s}]})),

@@ -1,10 +1,14 @@
 //! Providers: one file per API, each a pure decoder from the API's stream events to pi's
 //! `AssistantMessageEvent`s (and, with the transport, a request builder). No IO here.
 
+pub mod anthropic;
+pub mod anthropic_request;
 pub mod google;
 pub mod google_request;
 pub mod openai_completions;
 pub mod openai_completions_request;
+pub mod openai_responses;
+pub mod openai_responses_request;
 pub mod transform;
 pub mod usage;
 
@@ -15,6 +19,8 @@ use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::message::{num, zero_usage, AgentMessage, StopReason};
+use crate::stream::partial_json::{apply_change, StreamingJsonParser};
+use crate::stream::Change;
 
 /// The partial message every response starts from: no content, zero usage, `pending`.
 pub fn new_partial(model: &Value, api: &str, now: f64) -> Partial {
@@ -59,6 +65,79 @@ pub fn push_block(partial: &Partial, block: Value) -> usize {
             blocks.len() - 1
         }
         None => 0,
+    }
+}
+
+/// Runs `f` on content block `index` of the partial (`None` when there is no such block).
+pub fn edit_block<T>(
+    partial: &Partial,
+    index: usize,
+    f: impl FnOnce(&mut Map<String, Value>) -> T,
+) -> Option<T> {
+    let mut p = partial.borrow_mut();
+    match p.get_mut("content").and_then(|c| c.get_mut(index)) {
+        Some(Value::Object(b)) => Some(f(b)),
+        _ => None,
+    }
+}
+
+/// Appends `delta` to the string field `key` of block `index`, in place.
+pub fn grow_block(partial: &Partial, index: usize, key: &str, delta: &str) {
+    edit_block(partial, index, |b| {
+        if let Some(Value::String(s)) = b.get_mut(key) {
+            s.push_str(delta);
+        }
+    });
+}
+
+/// A streamed tool call's raw argument text and its incremental parser; the partial's
+/// `arguments` follow the text through the parser's edit records, O(delta) per delta.
+#[derive(Default)]
+pub struct ToolArgs {
+    pub text: String,
+    parser: StreamingJsonParser,
+}
+
+impl ToolArgs {
+    /// Appends `delta`, applies its edits to the arguments of block `index`; returns them.
+    pub fn append(&mut self, partial: &Partial, index: usize, delta: &str) -> Vec<Change> {
+        self.text.push_str(delta);
+        let changes = self.parser.append(delta);
+        edit_block(partial, index, |b| {
+            if let Some(target) = b.get_mut("arguments") {
+                for c in &changes {
+                    apply_change(target, c);
+                }
+                // The partial's arguments stay an object; other values show as none yet.
+                if !target.is_object() {
+                    *target = Value::Object(Map::new());
+                }
+            }
+        });
+        changes
+    }
+
+    /// Starts over from `text` (the provider's full arguments replacing what streamed).
+    pub fn restart(&mut self, partial: &Partial, index: usize, text: &str) {
+        *self = ToolArgs::default();
+        edit_block(partial, index, |b| {
+            b.insert("arguments".into(), Value::Object(Map::new()));
+        });
+        self.append(partial, index, text);
+    }
+
+    /// The final arguments (and an error for malformed text) written into block `index`;
+    /// returns the finished block.
+    pub fn finish(&self, partial: &Partial, index: usize) -> Value {
+        let (arguments, error) = openai_completions::parse_tool_call_arguments(&self.text);
+        edit_block(partial, index, |b| {
+            b.insert("arguments".into(), arguments);
+            if let Some(e) = error {
+                b.insert("argumentsError".into(), e.into());
+            }
+            Value::Object(b.clone())
+        })
+        .unwrap_or(Value::Null)
     }
 }
 
@@ -107,6 +186,21 @@ pub trait Decoder {
     /// One `data:` payload. `Ok(true)` when the payload says the stream is over (`[DONE]`);
     /// `Err` names what was wrong, and the response ends as failed.
     fn data(&mut self, data: &str, out: &mut Vec<AssistantMessageEvent>) -> Result<bool, String>;
+    /// One SSE event with its `event:` name (`"message"` when it had none); the APIs whose
+    /// events are named read it.
+    fn event(
+        &mut self,
+        _name: &str,
+        data: &str,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<bool, String> {
+        self.data(data, out)
+    }
+    /// Blocks changed after their last event; a writer that keeps its own copy of the
+    /// partial refreshes them at the end. Taken once.
+    fn late_blocks(&mut self) -> Vec<usize> {
+        Vec::new()
+    }
     /// The body ended: the blocks close, then `done` or the error it amounts to.
     fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage;
     /// Ends the response as failed (`aborted` or `error`) with `message`.
@@ -158,5 +252,64 @@ impl Decoder for google::GoogleDecoder {
         out: &mut Vec<AssistantMessageEvent>,
     ) -> AgentMessage {
         google::GoogleDecoder::fail(self, message, aborted, out)
+    }
+}
+
+impl Decoder for openai_responses::ResponsesDecoder {
+    fn start(&self) -> AssistantMessageEvent {
+        openai_responses::ResponsesDecoder::start(self)
+    }
+    fn data(&mut self, data: &str, out: &mut Vec<AssistantMessageEvent>) -> Result<bool, String> {
+        openai_responses::ResponsesDecoder::event(self, "message", data, out)
+    }
+    fn event(
+        &mut self,
+        name: &str,
+        data: &str,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<bool, String> {
+        openai_responses::ResponsesDecoder::event(self, name, data, out)
+    }
+    fn late_blocks(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.late)
+    }
+    fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
+        openai_responses::ResponsesDecoder::finish(self, out)
+    }
+    fn fail(
+        &mut self,
+        message: &str,
+        aborted: bool,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> AgentMessage {
+        openai_responses::ResponsesDecoder::fail(self, message, aborted, out)
+    }
+}
+
+impl Decoder for anthropic::AnthropicDecoder {
+    fn start(&self) -> AssistantMessageEvent {
+        anthropic::AnthropicDecoder::start(self)
+    }
+    fn data(&mut self, data: &str, out: &mut Vec<AssistantMessageEvent>) -> Result<bool, String> {
+        anthropic::AnthropicDecoder::event(self, "message", data, out)
+    }
+    fn event(
+        &mut self,
+        name: &str,
+        data: &str,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<bool, String> {
+        anthropic::AnthropicDecoder::event(self, name, data, out)
+    }
+    fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
+        anthropic::AnthropicDecoder::finish(self, out)
+    }
+    fn fail(
+        &mut self,
+        message: &str,
+        aborted: bool,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> AgentMessage {
+        anthropic::AnthropicDecoder::fail(self, message, aborted, out)
     }
 }

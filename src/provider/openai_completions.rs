@@ -483,7 +483,7 @@ pub fn parse_tool_call_arguments(text: &str) -> (Value, Option<String>) {
 
 /// pi-ai's `repairJson`: inside strings, escapes raw control characters and doubles a
 /// backslash that starts no valid escape.
-fn repair_json(json: &str) -> String {
+pub fn repair_json(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     let mut in_string = false;
     let mut chars = json.chars().peekable();

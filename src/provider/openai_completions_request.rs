@@ -368,7 +368,8 @@ pub fn build_params(
         }
         call_id.to_string()
     };
-    let transformed = transform_messages(&collapsed, model, &normalize, now);
+    let transformed =
+        transform_messages(&collapsed, model, &|id: &str, _: &Value| normalize(id), now);
     let tools = get_current_tools(collapsed.iter());
     let reasoning_model = model.get("reasoning") == Some(&Value::Bool(true));
     let instruction_role = if reasoning_model && compat.supports_developer_role {
@@ -580,6 +581,13 @@ pub fn build_params(
         _ => {}
     }
     // Model and request sampling parameters last, so they override named fields.
+    merge_sampling_params(model, options, &mut p);
+    Value::Object(p)
+}
+
+/// pi-ai `resolveSamplingParams` merged into the request: `model.samplingParams`, then the
+/// model's parameters for the (clamped) thinking level, then the request's.
+pub fn merge_sampling_params(model: &Value, options: &RequestOptions, p: &mut Map<String, Value>) {
     let level = options.reasoning.map_or("off".to_string(), |l| {
         clamp_thinking_level(model, l.as_str())
     });
@@ -600,7 +608,6 @@ pub fn build_params(
             }
         }
     }
-    Value::Object(p)
 }
 
 /// One assistant message as Chat Completions replays it; `None` when it has nothing to send.

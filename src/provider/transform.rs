@@ -47,12 +47,13 @@ fn with(message: &Value, key: &str, value: Value) -> Value {
     Value::Object(o)
 }
 
-/// pi-ai `transformMessages` for `model`; `normalize_id` rewrites another model's tool-call
-/// ids (identity when it returns the id unchanged); `now` stamps synthetic results.
+/// pi-ai `transformMessages` for `model`; `normalize_id(id, source)` rewrites a tool-call id
+/// of `source`, an assistant message of another model (identity when it returns the id
+/// unchanged); `now` stamps synthetic results.
 pub fn transform_messages(
     messages: &[Value],
     model: &Value,
-    normalize_id: &dyn Fn(&str) -> String,
+    normalize_id: &dyn Fn(&str, &Value) -> String,
     now: f64,
 ) -> Vec<Value> {
     let vision = model
@@ -118,7 +119,7 @@ pub fn transform_messages(
                                 let mut call = b.as_object().cloned().unwrap_or_default();
                                 call.shift_remove("thoughtSignature");
                                 let old = str_field(&b, "id").to_string();
-                                let new_id = normalize_id(&old);
+                                let new_id = normalize_id(&old, &m);
                                 if new_id != old {
                                     call.insert("id".into(), new_id.as_str().into());
                                     id_map.insert(old, new_id);

@@ -17,7 +17,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::fetch::{fetch_fn, post, BodyReader};
-use super::host::{seed, start_copy, sync_meta, JsClock, JsSignal, UpdateCell};
+use super::host::{seed, start_copy, sync_blocks, sync_meta, JsClock, JsSignal, UpdateCell};
 use super::js::{call, from_json, get, set, settle, to_json};
 use super::table::Table;
 use crate::error::Thrown;
@@ -26,10 +26,14 @@ use crate::io::{
     AbortSignal, AssistantStream, Clock, HostFuture, LlmContext, StreamFn, StreamOptions,
 };
 use crate::message::{str_field, AgentMessage};
+use crate::provider::anthropic::AnthropicDecoder;
+use crate::provider::anthropic_request::{self, AnthropicOptions};
 use crate::provider::google::GoogleDecoder;
 use crate::provider::google_request::{self, GoogleOptions};
 use crate::provider::openai_completions::ChatCompletionsDecoder;
 use crate::provider::openai_completions_request::{build_params, RequestOptions};
+use crate::provider::openai_responses::ResponsesDecoder;
+use crate::provider::openai_responses_request::{self, ResponsesOptions};
 use crate::provider::Decoder;
 use crate::stream::{SseDecoder, SseEvent};
 
@@ -90,12 +94,66 @@ fn http_error(status: u16, body: &str) -> String {
     }
 }
 
+/// The APIs the built-in stream speaks.
+#[derive(Clone, Copy, PartialEq)]
+enum Api {
+    Completions,
+    Responses,
+    Anthropic,
+    Google,
+}
+
+impl Api {
+    fn of(model: &Value) -> Option<Api> {
+        match str_field(model, "api") {
+            "openai-completions" => Some(Api::Completions),
+            "openai-responses" => Some(Api::Responses),
+            "anthropic-messages" => Some(Api::Anthropic),
+            "google-generative-ai" => Some(Api::Google),
+            _ => None,
+        }
+    }
+}
+
 /// The decoder for the model's API.
 fn new_decoder(model: &Rc<Value>, now: f64) -> Box<dyn Decoder> {
-    if str_field(model, "api") == "google-generative-ai" {
-        Box::new(GoogleDecoder::new(model.clone(), now))
-    } else {
-        Box::new(ChatCompletionsDecoder::new(model.clone(), now))
+    match Api::of(model) {
+        Some(Api::Google) => Box::new(GoogleDecoder::new(model.clone(), now)),
+        Some(Api::Responses) => Box::new(ResponsesDecoder::new(model.clone(), now)),
+        Some(Api::Anthropic) => Box::new(AnthropicDecoder::new(model.clone(), now)),
+        _ => Box::new(ChatCompletionsDecoder::new(model.clone(), now)),
+    }
+}
+
+/// The HTTP error text: pi-ai's Responses provider prefixes it with the provider.
+fn api_http_error(api: Api, model: &Value, status: u16, body: &str) -> String {
+    if api == Api::Anthropic {
+        // Anthropic's SDK: the body's `message`, else the whole JSON body, else its text.
+        let trimmed = body.trim();
+        return match serde_json::from_str::<Value>(trimmed) {
+            _ if trimmed.is_empty() => format!("{status} status code (no body)"),
+            Ok(v) => match v.get("message") {
+                Some(Value::String(m)) if !m.is_empty() => format!("{status} {m}"),
+                _ => format!(
+                    "{status} {}",
+                    cut(&crate::jsnum::json_stringify(&v), MAX_ERROR_BODY)
+                ),
+            },
+            Err(_) => format!("{status} {}", cut(trimmed, MAX_ERROR_BODY)),
+        };
+    }
+    let text = http_error(status, body);
+    if api != Api::Responses {
+        return text;
+    }
+    let provider = match str_field(model, "provider") {
+        "openai" => "OpenAI API error",
+        other => other,
+    };
+    // A JSON error object is quoted whole; otherwise the SDK's status line is.
+    match text.strip_prefix(&format!("{status}: ")) {
+        Some(json) => format!("{provider} ({status}): {json}"),
+        None => format!("{provider} ({status}): {text}"),
     }
 }
 
@@ -121,6 +179,30 @@ async fn within<T>(
         let _ = call(cancel, &[]);
     }
     out
+}
+
+/// The `anthropic-beta` header the model's or the call's headers set (the call's last):
+/// `Some(None)` when set to `null`, which turns the betas off.
+fn configured_betas(model: &Value, config: &JsValue) -> Option<Option<String>> {
+    let mut found = None;
+    if let Some(Value::Object(h)) = model.get("headers") {
+        for (k, v) in h {
+            if k.eq_ignore_ascii_case("anthropic-beta") {
+                found = Some(v.as_str().map(str::to_string));
+            }
+        }
+    }
+    let headers = get(config, "headers");
+    if headers.is_object() {
+        for key in js_sys::Object::keys(headers.unchecked_ref::<js_sys::Object>()).iter() {
+            let Some(k) = key.as_string() else { continue };
+            if k.eq_ignore_ascii_case("anthropic-beta") {
+                let v = js_sys::Reflect::get(&headers, &key).unwrap_or(JsValue::NULL);
+                found = Some(v.as_string());
+            }
+        }
+    }
+    found
 }
 
 fn retryable(status: u16, should_retry: Option<&str>) -> bool {
@@ -200,6 +282,10 @@ impl RustResponse {
         });
         self.queue.extend(events);
         // pi-ai's final message is its partial: the JS copy ends in the same state.
+        let late = self.decoder.late_blocks();
+        if !late.is_empty() {
+            sync_blocks(&self.updates, &result, &late);
+        }
         sync_meta(&self.updates, &result);
         self.result = Some(result);
         self.state = State::Finished;
@@ -225,7 +311,7 @@ impl RustResponse {
             return;
         }
         let mut out = Vec::new();
-        let decoded = self.decoder.data(data, &mut out);
+        let decoded = self.decoder.event(&event.event, data, &mut out);
         self.queue.extend(out);
         match decoded {
             Ok(false) => {}
@@ -365,13 +451,12 @@ impl StreamFn for BuiltinStreamFn {
         options: StreamOptions,
     ) -> HostFuture<'a, Box<dyn AssistantStream + 'a>> {
         Box::pin(async move {
-            let api = str_field(model, "api");
-            let google = api == "google-generative-ai";
-            if api != "openai-completions" && !google {
+            let Some(api) = Api::of(model) else {
+                let name = str_field(model, "api");
                 return Err(Thrown::new(format!(
-                    "No built-in provider for api: {api} (pass a streamFn for it)"
+                    "No built-in provider for api: {name} (pass a streamFn for it)"
                 )));
-            }
+            };
             let now = js_sys::Date::now();
             let started = JsClock.monotonic();
             let api_key = options.api_key.clone().filter(|k| !k.is_empty());
@@ -391,25 +476,59 @@ impl StreamFn for BuiltinStreamFn {
                 ));
             };
             let messages: Vec<Value> = context.messages.iter().map(|m| (**m).clone()).collect();
-            let built = if google {
-                let request = GoogleOptions {
-                    max_tokens: number(&self.config, "maxTokens"),
-                    temperature: number(&self.config, "temperature"),
-                    reasoning: options.reasoning,
-                    tool_choice: get(&self.config, "toolChoice").as_string(),
-                };
-                google_request::build_body(model, &messages, &request, now)
-            } else {
-                let request = RequestOptions {
-                    max_tokens: number(&self.config, "maxTokens"),
-                    temperature: number(&self.config, "temperature"),
-                    reasoning: options.reasoning,
-                    tool_choice: to_json(&get(&self.config, "toolChoice"), "toolChoice")
+            let request = RequestOptions {
+                max_tokens: number(&self.config, "maxTokens"),
+                temperature: number(&self.config, "temperature"),
+                reasoning: options.reasoning,
+                tool_choice: to_json(&get(&self.config, "toolChoice"), "toolChoice")
+                    .ok()
+                    .flatten(),
+                sampling_params: None,
+            };
+            let session_id = get(&self.config, "sessionId").as_string();
+            let mut betas: Vec<String> = Vec::new();
+            let cache_retention = get(&self.config, "cacheRetention").as_string();
+            let built = match api {
+                Api::Google => {
+                    let request = GoogleOptions {
+                        max_tokens: request.max_tokens,
+                        temperature: request.temperature,
+                        reasoning: options.reasoning,
+                        tool_choice: get(&self.config, "toolChoice").as_string(),
+                    };
+                    google_request::build_body(model, &messages, &request, now)
+                }
+                Api::Responses => {
+                    let request = ResponsesOptions {
+                        base: request,
+                        session_id: session_id.clone(),
+                        cache_retention: cache_retention.clone(),
+                        api_key: Some(key.clone()),
+                    };
+                    openai_responses_request::build_body(model, &messages, &request, now)
+                }
+                Api::Anthropic => {
+                    let metadata = get(&self.config, "metadata");
+                    let request = AnthropicOptions {
+                        max_tokens: request.max_tokens,
+                        temperature: request.temperature,
+                        reasoning: options.reasoning,
+                        tool_choice: request.tool_choice,
+                        cache_retention: cache_retention.clone(),
+                        thinking_budgets: to_json(
+                            &get(&self.config, "thinkingBudgets"),
+                            "thinkingBudgets",
+                        )
                         .ok()
                         .flatten(),
-                    sampling_params: None,
-                };
-                Ok(build_params(model, &messages, &request, now))
+                        user_id: get(&metadata, "user_id").as_string(),
+                        configured_betas: configured_betas(model, &self.config),
+                    };
+                    let built = anthropic_request::build_request(model, &messages, &request, now);
+                    betas = built.betas;
+                    Ok(built.body)
+                }
+                Api::Completions => Ok(build_params(model, &messages, &request, now)),
             };
             let mut params = match built {
                 Ok(p) => p,
@@ -429,21 +548,55 @@ impl StreamFn for BuiltinStreamFn {
             let body = crate::jsnum::json_stringify(&params);
 
             let mut headers = vec![("Content-Type".to_string(), "application/json".to_string())];
-            if google {
-                headers.push(("x-goog-api-key".into(), key.clone()));
-            } else {
-                headers.push(("Authorization".into(), format!("Bearer {key}")));
+            match api {
+                Api::Google => headers.push(("x-goog-api-key".into(), key.clone())),
+                Api::Anthropic => {
+                    headers.push(("x-api-key".into(), key.clone()));
+                    headers.push(("anthropic-version".into(), "2023-06-01".into()));
+                    headers.push(("accept".into(), "application/json".into()));
+                    headers.push((
+                        "anthropic-dangerous-direct-browser-access".into(),
+                        "true".into(),
+                    ));
+                }
+                _ => headers.push(("Authorization".into(), format!("Bearer {key}"))),
             }
             if let Some(model_headers) = model.get("headers").filter(|h| h.is_object()) {
                 header_pairs(&from_json(model_headers), &mut headers);
             }
+            // Session affinity (Responses): the session routes to the same cache.
+            if let (Api::Responses, Some(id)) = (api, &session_id) {
+                if cache_retention.as_deref() != Some("none") {
+                    let openrouter = str_field(model, "provider") == "openrouter"
+                        || str_field(model, "baseUrl").contains("openrouter.ai");
+                    let format = model
+                        .get("compat")
+                        .and_then(|c| c.get("sessionAffinityFormat"))
+                        .and_then(Value::as_str)
+                        .unwrap_or(if openrouter { "openrouter" } else { "openai" });
+                    if format == "openrouter" {
+                        headers.push(("x-session-id".into(), id.clone()));
+                    } else {
+                        if format == "openai" {
+                            headers.push(("session-id".into(), id.clone()));
+                        }
+                        headers.push(("x-client-request-id".into(), id.clone()));
+                    }
+                }
+            }
             header_pairs(&get(&self.config, "headers"), &mut headers);
+            if !betas.is_empty() {
+                headers.push(("anthropic-beta".into(), betas.join(",")));
+            }
 
-            let url = if google {
-                google_request::url(model)
-            } else {
-                let base = str_field(model, "baseUrl").trim_end_matches('/');
-                format!("{base}/chat/completions")
+            let url = match api {
+                Api::Google => google_request::url(model),
+                Api::Responses => openai_responses_request::url(model),
+                Api::Anthropic => anthropic_request::url(model),
+                Api::Completions => {
+                    let base = str_field(model, "baseUrl").trim_end_matches('/');
+                    format!("{base}/chat/completions")
+                }
             };
             // Opt-in: how long to wait for the response, and then for each piece of the body.
             let timeout = number(&self.config, "timeoutMs").filter(|ms| *ms > 0.0);
@@ -499,7 +652,7 @@ impl StreamFn for BuiltinStreamFn {
                             "Server requested {}s retry delay (max: {}s). {}",
                             (ms / 1000.0).ceil(),
                             (max_delay / 1000.0).ceil(),
-                            http_error(response.status, &text)
+                            api_http_error(api, model, response.status, &text)
                         );
                         return Ok(self.fail_early(model, &message, api_key));
                     }
@@ -513,7 +666,8 @@ impl StreamFn for BuiltinStreamFn {
                     continue;
                 }
                 let text = response.text().await.unwrap_or_default();
-                return Ok(self.fail_early(model, &http_error(response.status, &text), api_key));
+                let message = api_http_error(api, model, response.status, &text);
+                return Ok(self.fail_early(model, &message, api_key));
             };
 
             if let Some(hook) = get(&self.config, "onResponse").dyn_ref::<Function>() {

@@ -105,9 +105,58 @@ pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value) {
     if let Some(state) = cell.borrow_mut().as_mut() {
         if meta_differs(&state.meta, message) {
             state.meta = meta_of(message);
-            let fields = super::js::from_json(&serde_json::Value::Object(state.meta.clone()));
-            let target: &js_sys::Object = state.partial.unchecked_ref();
-            let _ = js_sys::Object::assign(target, fields.unchecked_ref::<js_sys::Object>());
+            let mut meta = state.meta.clone();
+            // As the glue's `assignMeta`: Anthropic's usage is updated in place.
+            let usage = super::js::get(&state.partial, "usage");
+            if crate::message::str_field(message, "api") == "anthropic-messages"
+                && usage.is_object()
+            {
+                if let Some(serde_json::Value::Object(mut counts)) = meta.shift_remove("usage") {
+                    let cost = counts.shift_remove("cost");
+                    assign(&usage, &serde_json::Value::Object(counts));
+                    let target = super::js::get(&usage, "cost");
+                    match cost {
+                        Some(c) if target.is_object() => assign(&target, &c),
+                        Some(c) => super::js::set(&usage, "cost", &super::js::from_json(&c)),
+                        None => {}
+                    }
+                }
+            }
+            assign(&state.partial, &serde_json::Value::Object(meta));
+        }
+    }
+}
+
+/// `Object.assign(target, value)`.
+fn assign(target: &JsValue, value: &serde_json::Value) {
+    let fields = super::js::from_json(value);
+    let _ = js_sys::Object::assign(
+        target.unchecked_ref(),
+        fields.unchecked_ref::<js_sys::Object>(),
+    );
+}
+
+/// Brings blocks `indices` of the JS copy up to `message`: blocks the decoder changed after
+/// their last event (a signature completed by the final response). Assigned in place, so
+/// references to the block see the change as they would in pi.
+pub fn sync_blocks(cell: &UpdateCell, message: &serde_json::Value, indices: &[usize]) {
+    let Some(state) = cell.borrow().as_ref().map(|s| s.partial.clone()) else {
+        return;
+    };
+    let content = super::js::get(&state, "content");
+    for &i in indices {
+        let Some(block) = message.get("content").and_then(|c| c.get(i)) else {
+            continue;
+        };
+        let Ok(target) = js_sys::Reflect::get_u32(&content, i as u32) else {
+            continue;
+        };
+        if target.is_object() {
+            let fields = super::js::from_json(block);
+            let _ = js_sys::Object::assign(
+                target.unchecked_ref(),
+                fields.unchecked_ref::<js_sys::Object>(),
+            );
         }
     }
 }

@@ -814,3 +814,49 @@ pub fn reference_text(name: &str) -> String {
 pub fn reference_cases(name: &str) -> Vec<Value> {
     serde_json::from_str(&reference_text(name)).unwrap()
 }
+
+/// Decodes an SSE transcript delivered in `chunks` with a provider decoder: the events as
+/// (type, contentIndex, delta) and the final message.
+pub fn decode_sse(
+    decoder: &mut dyn pi_agent_wasm::provider::Decoder,
+    chunks: &[&[u8]],
+) -> (Vec<Value>, Value) {
+    let mut sse = pi_agent_wasm::stream::SseDecoder::new();
+    let mut events = vec![decoder.start()];
+    let mut raw = Vec::new();
+    let mut failed = None;
+    'read: for c in chunks {
+        sse.feed(c, &mut raw);
+        for e in raw.drain(..) {
+            match decoder.event(&e.event, &e.data, &mut events) {
+                Ok(true) => break 'read,
+                Ok(false) => {}
+                Err(m) => {
+                    failed = Some(m);
+                    break 'read;
+                }
+            }
+        }
+    }
+    let message = match failed {
+        Some(m) => decoder.fail(&m, false, &mut events),
+        None => decoder.finish(&mut events),
+    };
+    let summary = events
+        .iter()
+        .map(|e| {
+            let j = e.to_json();
+            json!({"type": j["type"], "contentIndex": j.get("contentIndex"), "delta": j.get("delta")})
+        })
+        .collect();
+    (summary, (*message).clone())
+}
+
+/// A wire transcript of `tests/fixtures/<dir>/<name>`.
+pub fn fixture_bytes(dir: &str, name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/tests/fixtures/{dir}/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}

@@ -1,0 +1,553 @@
+//! The request of `anthropic-messages` (pi-ai 1.6.0 `streamSimple` → `buildParams`): the
+//! system prompt as a cached text block, the transcript as Messages `messages` (user text and
+//! images, assistant text, signed and redacted thinking, `tool_use`, and each turn's tool
+//! results in one user message, error-result images after them), a cache breakpoint on the
+//! last message, the tools with `eager_input_streaming`, `max_tokens`, and thinking: a budget
+//! fitted inside `max_tokens` for budget models, adaptive with an effort for
+//! `forceAdaptiveThinking` models, or disabled. Betas go in the `anthropic-beta` header.
+//! <https://docs.anthropic.com/en/api/messages>
+//!
+//! `model.compat` settings read: `supportsEagerToolInputStreaming`,
+//! `supportsLongCacheRetention`, `supportsCacheControlOnTools`, `supportsTemperature`,
+//! `allowEmptySignature`, `supportsMidConvoSystemMessages`, `forceAdaptiveThinking`,
+//! `sendSessionAffinityHeaders`, `sessionAffinityFormat`. Not sent: OAuth (Claude Code)
+//! requests, message threads, native mid-conversation tool changes, effort markers, fallback
+//! models and strict tools.
+//! Pure: JSON in, JSON out.
+
+use serde_json::{json, Map, Value};
+
+use super::openai_completions_request::clamp_max_tokens;
+use super::transform::{collapse_system_messages, transform_messages};
+use crate::agent::transcript::{get_current_system_prompt, get_current_tools};
+use crate::message::{num, str_field, ThinkingLevel};
+
+const ERROR_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
+const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
+const MIN_ANSWER_TOKENS: f64 = 1024.0;
+
+/// What the Anthropic request reads of the call's options.
+#[derive(Clone, Debug, Default)]
+pub struct AnthropicOptions {
+    pub max_tokens: Option<f64>,
+    pub temperature: Option<f64>,
+    pub reasoning: Option<ThinkingLevel>,
+    pub tool_choice: Option<Value>,
+    /// `"none"`, `"short"` (the default) or `"long"`.
+    pub cache_retention: Option<String>,
+    /// `thinkingBudgets`: tokens per level, over the defaults.
+    pub thinking_budgets: Option<Value>,
+    /// `metadata.user_id`.
+    pub user_id: Option<String>,
+    /// The `anthropic-beta` header the model or call configures (`Some(None)` for `null`).
+    pub configured_betas: Option<Option<String>>,
+}
+
+/// The request: its body and its betas (the `anthropic-beta` header).
+pub struct AnthropicRequest {
+    pub body: Value,
+    pub betas: Vec<String>,
+}
+
+fn flag(model: &Value, key: &str, default: bool) -> bool {
+    model
+        .get("compat")
+        .and_then(|c| c.get(key))
+        .and_then(Value::as_bool)
+        .unwrap_or(default)
+}
+
+/// `[^a-zA-Z0-9_-]` → `_` per UTF-16 unit, cut to 64 units.
+fn normalize_tool_call_id(id: &str) -> String {
+    let mut out = String::new();
+    for c in id.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('_', c.len_utf16()));
+        }
+    }
+    out.truncate(64);
+    out
+}
+
+fn image(b: &Value) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": str_field(b, "mimeType"), "data": str_field(b, "data")}})
+}
+
+/// A tool result's content: its text joined by newlines, or blocks when it has images.
+fn result_content(content: &[Value]) -> Value {
+    if !content.iter().any(|c| str_field(c, "type") == "image") {
+        let texts: Vec<&str> = content.iter().map(|c| str_field(c, "text")).collect();
+        return texts.join("\n").into();
+    }
+    let mut blocks: Vec<Value> = content
+        .iter()
+        .map(|b| {
+            if str_field(b, "type") == "text" {
+                json!({"type": "text", "text": str_field(b, "text")})
+            } else {
+                image(b)
+            }
+        })
+        .collect();
+    if !blocks.iter().any(|b| str_field(b, "type") == "text") {
+        blocks.insert(0, json!({"type": "text", "text": "(see attached image)"}));
+    }
+    Value::Array(blocks)
+}
+
+/// An error result's images become a placeholder (consecutive ones one); the images and
+/// their caption are returned to follow the turn's results.
+fn split_error_images(m: &Value, content: &[Value]) -> Option<(Vec<Value>, Vec<Value>)> {
+    if m.get("isError") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    let images: Vec<Value> = content
+        .iter()
+        .filter(|b| str_field(b, "type") == "image")
+        .cloned()
+        .collect();
+    if images.is_empty() {
+        return None;
+    }
+    let mut replaced = Vec::new();
+    let mut after_placeholder = false;
+    for b in content {
+        if str_field(b, "type") == "image" {
+            if !after_placeholder {
+                replaced.push(json!({"type": "text", "text": ERROR_IMAGE_PLACEHOLDER}));
+            }
+            after_placeholder = true;
+            continue;
+        }
+        after_placeholder = b.get("text").and_then(Value::as_str) == Some(ERROR_IMAGE_PLACEHOLDER);
+        replaced.push(b.clone());
+    }
+    let caption = format!(
+        "Images from the error result of tool call {} ({}):",
+        str_field(m, "toolCallId"),
+        str_field(m, "toolName")
+    );
+    let mut extra = vec![json!({"type": "text", "text": caption})];
+    extra.extend(images.iter().map(image));
+    Some((replaced, extra))
+}
+
+fn assistant_blocks(m: &Value, allow_empty_signature: bool) -> Vec<Value> {
+    let mut blocks = Vec::new();
+    for b in m
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match str_field(b, "type") {
+            "text" => {
+                let text = str_field(b, "text");
+                if !text.trim().is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+            }
+            "thinking" => {
+                if b.get("redacted") == Some(&Value::Bool(true)) {
+                    let mut r = Map::new();
+                    r.insert("type".into(), "redacted_thinking".into());
+                    if let Some(sig) = b.get("thinkingSignature") {
+                        r.insert("data".into(), sig.clone());
+                    }
+                    blocks.push(Value::Object(r));
+                    continue;
+                }
+                let thinking = str_field(b, "thinking");
+                let sig = str_field(b, "thinkingSignature");
+                let signed = !sig.trim().is_empty();
+                if thinking.trim().is_empty() && !signed {
+                    continue;
+                }
+                blocks.push(if signed {
+                    json!({"type": "thinking", "thinking": thinking, "signature": sig})
+                } else if allow_empty_signature {
+                    json!({"type": "thinking", "thinking": thinking, "signature": ""})
+                } else {
+                    json!({"type": "text", "text": thinking})
+                });
+            }
+            "toolCall" => {
+                let input = b
+                    .get("arguments")
+                    .filter(|a| !a.is_null())
+                    .cloned()
+                    .unwrap_or_else(|| json!({}));
+                blocks.push(json!({"type": "tool_use", "id": b.get("id").cloned().unwrap_or(Value::Null), "name": b.get("name").cloned().unwrap_or(Value::Null), "input": input}));
+            }
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// pi-ai `renderSystemMessageUpdate` for a later system message.
+fn system_update(m: &Value) -> String {
+    let mut parts = Vec::new();
+    let text = crate::message::content_text(m.get("content"), "");
+    if !text.is_empty() {
+        parts.push(text);
+    }
+    if let Some(Value::Object(sections)) = m.get("sections") {
+        for (name, value) in sections {
+            parts.push(match value.as_str() {
+                None => format!("Removed system prompt section \"{name}\"."),
+                Some(v) => format!("Updated system prompt section \"{name}\":\n\n{v}"),
+            });
+        }
+    }
+    parts.join("\n\n")
+}
+
+fn convert_messages(messages: &[Value], allow_empty_signature: bool) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut pending_system: Vec<Value> = Vec::new();
+    let mut i = 0;
+    while let Some(m) = messages.get(i) {
+        match str_field(m, "role") {
+            "system" => {
+                let text = system_update(m);
+                if !text.is_empty() {
+                    pending_system.push(
+                        json!({"role": "system", "content": [{"type": "text", "text": text}]}),
+                    );
+                }
+            }
+            "user" => match m.get("content") {
+                Some(Value::String(s)) if !s.trim().is_empty() => {
+                    out.push(json!({"role": "user", "content": s}));
+                }
+                Some(Value::Array(items)) => {
+                    let blocks: Vec<Value> = items
+                        .iter()
+                        .filter_map(|b| {
+                            if str_field(b, "type") == "text" {
+                                let text = str_field(b, "text");
+                                (!text.trim().is_empty())
+                                    .then(|| json!({"type": "text", "text": text}))
+                            } else {
+                                Some(image(b))
+                            }
+                        })
+                        .collect();
+                    if !blocks.is_empty() {
+                        out.push(json!({"role": "user", "content": blocks}));
+                    }
+                }
+                _ => {}
+            },
+            "assistant" => {
+                let blocks = assistant_blocks(m, allow_empty_signature);
+                if !blocks.is_empty() {
+                    out.append(&mut pending_system);
+                    out.push(json!({"role": "assistant", "content": blocks}));
+                }
+            }
+            "toolResult" => {
+                let mut results = Vec::new();
+                let mut images = Vec::new();
+                while let Some(t) = messages
+                    .get(i)
+                    .filter(|t| str_field(t, "role") == "toolResult")
+                {
+                    let content = t
+                        .get("content")
+                        .and_then(Value::as_array)
+                        .map(Vec::as_slice)
+                        .unwrap_or(&[]);
+                    let (content, extra) = match split_error_images(t, content) {
+                        Some((replaced, extra)) => (result_content(&replaced), extra),
+                        None => (result_content(content), Vec::new()),
+                    };
+                    let mut r = Map::new();
+                    r.insert("type".into(), "tool_result".into());
+                    r.insert("tool_use_id".into(), str_field(t, "toolCallId").into());
+                    r.insert("content".into(), content);
+                    if let Some(e) = t.get("isError") {
+                        r.insert("is_error".into(), e.clone());
+                    }
+                    results.push(Value::Object(r));
+                    images.extend(extra);
+                    i += 1;
+                }
+                results.extend(images);
+                out.push(json!({"role": "user", "content": results}));
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.append(&mut pending_system);
+    out
+}
+
+/// Puts the cache breakpoint on the last block of the last message when it is a user or
+/// system message.
+fn mark_last_message(messages: &mut [Value], cache_control: &Value) {
+    let Some(Value::Object(last)) = messages.last_mut() else {
+        return;
+    };
+    if !matches!(
+        last.get("role").and_then(Value::as_str),
+        Some("user" | "system")
+    ) {
+        return;
+    }
+    match last.get_mut("content") {
+        Some(Value::Array(blocks)) => {
+            if let Some(Value::Object(b)) = blocks.last_mut() {
+                let cacheable = matches!(
+                    b.get("type").and_then(Value::as_str),
+                    Some("text" | "image" | "tool_result" | "tool_addition" | "tool_removal")
+                );
+                if cacheable {
+                    b.insert("cache_control".into(), cache_control.clone());
+                }
+            }
+        }
+        Some(Value::String(s)) => {
+            let text = std::mem::take(s);
+            last.insert(
+                "content".into(),
+                json!([{"type": "text", "text": text, "cache_control": cache_control}]),
+            );
+        }
+        _ => {}
+    }
+}
+
+/// The thinking budget of a level: `thinkingBudgets` over pi-ai's defaults; `xhigh`/`max`
+/// count as `high`.
+fn budget_for(level: &str, custom: Option<&Value>) -> Option<f64> {
+    let level = match level {
+        "xhigh" | "max" => "high",
+        other => other,
+    };
+    if let Some(v) = custom.and_then(|c| c.get(level)) {
+        return v.as_f64();
+    }
+    match level {
+        "minimal" => Some(1024.0),
+        "low" => Some(2048.0),
+        "medium" => Some(8192.0),
+        "high" => Some(16384.0),
+        _ => None,
+    }
+}
+
+/// pi-ai `mapThinkingLevelToEffort` for adaptive-thinking models.
+fn effort_for(model: &Value, level: &str) -> Value {
+    if let Some(Value::String(mapped)) = model.get("thinkingLevelMap").and_then(|m| m.get(level)) {
+        return mapped.as_str().into();
+    }
+    match level {
+        "minimal" | "low" => "low",
+        "medium" => "medium",
+        _ => "high",
+    }
+    .into()
+}
+
+pub fn build_request(
+    model: &Value,
+    messages: &[Value],
+    options: &AnthropicOptions,
+    now: f64,
+) -> AnthropicRequest {
+    let mid_convo_system = flag(model, "supportsMidConvoSystemMessages", false);
+    let resolved = if mid_convo_system {
+        messages.to_vec()
+    } else {
+        collapse_system_messages(messages)
+    };
+    let retention = options.cache_retention.as_deref().unwrap_or("short");
+    let cache_control = (retention != "none").then(|| {
+        if retention == "long" && flag(model, "supportsLongCacheRetention", true) {
+            json!({"type": "ephemeral", "ttl": "1h"})
+        } else {
+            json!({"type": "ephemeral"})
+        }
+    });
+    let initial = resolved
+        .first()
+        .filter(|m| str_field(m, "role") == "system");
+    let system_text = initial
+        .map(|m| get_current_system_prompt(std::iter::once(m)))
+        .unwrap_or_default();
+    let normalize = |id: &str, _: &Value| normalize_tool_call_id(id);
+    let transformed = transform_messages(&resolved, model, &normalize, now);
+    let conversation = match initial {
+        Some(_) => transformed.get(1..).unwrap_or(&[]),
+        None => &transformed[..],
+    };
+    let mut converted = convert_messages(conversation, flag(model, "allowEmptySignature", false));
+    if let Some(cc) = &cache_control {
+        mark_last_message(&mut converted, cc);
+    }
+
+    // Thinking: streamSimple's choice of budget, adaptive effort, or off.
+    let reasoning_model = model.get("reasoning") == Some(&Value::Bool(true));
+    let adaptive = flag(model, "forceAdaptiveThinking", false);
+    let level = options.reasoning.map(|l| l.as_str().to_string());
+    let model_max = model
+        .get("maxTokens")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0);
+    let mut max_tokens = clamp_max_tokens(model, messages, options.max_tokens.unwrap_or(model_max));
+    let mut budget_tokens = None;
+    if let (Some(level), false) = (&level, adaptive) {
+        if let Some(mut budget) = budget_for(level, options.thinking_budgets.as_ref()) {
+            let adjusted = (max_tokens + budget).min(model_max);
+            if adjusted <= budget {
+                budget = budget.min((adjusted - MIN_ANSWER_TOKENS).max(0.0));
+            }
+            max_tokens = clamp_max_tokens(model, messages, adjusted);
+            budget_tokens = Some(budget.min((max_tokens - MIN_ANSWER_TOKENS).max(0.0)));
+        }
+    }
+    let thinking_enabled = level.is_some();
+
+    let tools = get_current_tools(resolved.iter());
+    let mut betas: Vec<String> = Vec::new();
+    match &options.configured_betas {
+        Some(None) => {}
+        Some(Some(list)) => {
+            for b in list.split(',').map(str::trim).filter(|b| !b.is_empty()) {
+                if !betas.iter().any(|x| x == b) {
+                    betas.push(b.to_string());
+                }
+            }
+        }
+        None => {
+            let eager = flag(model, "supportsEagerToolInputStreaming", true);
+            if !tools.is_empty() && !eager {
+                betas.push(FINE_GRAINED_TOOL_STREAMING_BETA.into());
+            }
+            if reasoning_model && thinking_enabled && !adaptive {
+                betas.push(INTERLEAVED_THINKING_BETA.into());
+            }
+        }
+    }
+
+    let mut p = Map::new();
+    p.insert("model".into(), str_field(model, "id").into());
+    p.insert("messages".into(), Value::Array(converted));
+    p.insert("max_tokens".into(), num(max_tokens));
+    p.insert("stream".into(), true.into());
+    if !system_text.is_empty() {
+        let mut block = Map::new();
+        block.insert("type".into(), "text".into());
+        block.insert("text".into(), system_text.into());
+        if let Some(cc) = &cache_control {
+            block.insert("cache_control".into(), cc.clone());
+        }
+        p.insert("system".into(), json!([Value::Object(block)]));
+    }
+    if let (Some(t), false, true) = (
+        options.temperature,
+        thinking_enabled,
+        flag(model, "supportsTemperature", true),
+    ) {
+        p.insert("temperature".into(), num(t));
+    }
+    if !tools.is_empty() {
+        let eager = flag(model, "supportsEagerToolInputStreaming", true);
+        let cache_tools = cache_control
+            .as_ref()
+            .filter(|_| flag(model, "supportsCacheControlOnTools", true));
+        let count = tools.len();
+        let list = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let schema = t.get("parameters").unwrap_or(&Value::Null);
+                let mut input = Map::new();
+                input.insert("type".into(), "object".into());
+                input.insert(
+                    "properties".into(),
+                    schema
+                        .get("properties")
+                        .cloned()
+                        .unwrap_or_else(|| json!({})),
+                );
+                input.insert(
+                    "required".into(),
+                    schema.get("required").cloned().unwrap_or_else(|| json!([])),
+                );
+                for key in ["additionalProperties", "$defs", "definitions"] {
+                    if let Some(v) = schema.get(key) {
+                        input.insert(key.into(), v.clone());
+                    }
+                }
+                let mut d = Map::new();
+                d.insert("name".into(), t.get("name").cloned().unwrap_or(Value::Null));
+                if let Some(desc) = t.get("description") {
+                    d.insert("description".into(), desc.clone());
+                }
+                if eager {
+                    d.insert("eager_input_streaming".into(), true.into());
+                }
+                d.insert("input_schema".into(), Value::Object(input));
+                if let (Some(cc), true) = (cache_tools, i + 1 == count) {
+                    d.insert("cache_control".into(), cc.clone());
+                }
+                Value::Object(d)
+            })
+            .collect();
+        p.insert("tools".into(), Value::Array(list));
+    }
+    let off_is_null = model
+        .get("thinkingLevelMap")
+        .and_then(|m| m.get("off"))
+        .is_some_and(Value::is_null);
+    if reasoning_model && !thinking_enabled && !off_is_null {
+        p.insert("thinking".into(), json!({"type": "disabled"}));
+    } else if reasoning_model && thinking_enabled {
+        if adaptive {
+            p.insert(
+                "thinking".into(),
+                json!({"type": "adaptive", "display": "summarized"}),
+            );
+            let effort = effort_for(model, level.as_deref().unwrap_or("high"));
+            p.insert("output_config".into(), json!({"effort": effort}));
+        } else {
+            let budget = budget_tokens.filter(|b| *b != 0.0).unwrap_or(1024.0);
+            p.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": num(budget), "display": "summarized"}),
+            );
+        }
+    }
+    if let Some(id) = &options.user_id {
+        p.insert("metadata".into(), json!({"user_id": id}));
+    }
+    match &options.tool_choice {
+        Some(Value::String(c)) if !c.is_empty() => {
+            p.insert("tool_choice".into(), json!({"type": c}));
+        }
+        Some(c) if !c.is_null() && c != &Value::Bool(false) => {
+            p.insert("tool_choice".into(), c.clone());
+        }
+        _ => {}
+    }
+    AnthropicRequest {
+        body: Value::Object(p),
+        betas,
+    }
+}
+
+/// `{baseUrl}/v1/messages?beta=true`, the endpoint pi-ai's SDK client posts to.
+pub fn url(model: &Value) -> String {
+    format!(
+        "{}/v1/messages?beta=true",
+        str_field(model, "baseUrl").trim_end_matches('/')
+    )
+}
