@@ -234,14 +234,13 @@ impl AnthropicDecoder {
             Some("tool_use") => {
                 let mut b = Map::new();
                 b.insert("type".into(), "toolCall".into());
+                // Untrusted: a call always has string id and name and object arguments.
                 for key in ["id", "name"] {
-                    if let Some(v) = content.get(key) {
-                        b.insert(key.into(), v.clone());
-                    }
+                    b.insert(key.into(), str_of(content, key).unwrap_or("").into());
                 }
                 let input = content
                     .get("input")
-                    .filter(|i| !i.is_null())
+                    .filter(|i| i.is_object())
                     .cloned()
                     .unwrap_or_else(|| Value::Object(Map::new()));
                 b.insert("arguments".into(), input);

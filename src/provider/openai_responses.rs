@@ -173,10 +173,8 @@ impl ResponsesDecoder {
                 let mut b = Map::new();
                 b.insert("type".into(), "toolCall".into());
                 b.insert("id".into(), id.into());
-                b.insert(
-                    "name".into(),
-                    item.get("name").cloned().unwrap_or(Value::Null),
-                );
+                // Untrusted: a call's name is always a string.
+                b.insert("name".into(), str_of(item, "name").unwrap_or("").into());
                 b.insert("arguments".into(), Value::Object(Map::new()));
                 if let Some(ns) = item.get("namespace") {
                     b.insert("namespace".into(), ns.clone());

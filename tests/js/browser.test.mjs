@@ -45,15 +45,11 @@ test('SseDecoder decodes the shared scenario identically at every split (browser
   await page.close();
 });
 
-for (const api of ['openai-completions', 'google-generative-ai']) {
+for (const api of ['openai-completions', 'openai-responses', 'anthropic-messages', 'google-generative-ai']) {
   test(`the built-in stream runs a tool-using loop in Chromium over fetch: ${api} (issue 5)`, async () => {
-    const helpers = await import('./shared/openai-server.mjs');
-    const { scenarioAnswer, EXPECTED_SCENARIO } = await import('./shared/agent-scenario.mjs');
-    const google = api === 'google-generative-ai';
-    const chunks = google
-      ? { textChunks: helpers.geminiTextChunks, toolCallChunks: helpers.geminiToolCallChunks, google }
-      : { textChunks: helpers.textChunks, toolCallChunks: helpers.toolCallChunks };
-    const llm = await helpers.startOpenAIServer((body) => scenarioAnswer(body, chunks), { api: google ? 'google' : 'openai' });
+    const { startScenarioServer } = await import('./shared/openai-server.mjs');
+    const { EXPECTED_SCENARIO } = await import('./shared/agent-scenario.mjs');
+    const llm = await startScenarioServer(api);
     const prefix = new URL(llm.baseUrl).pathname + '/';
     // The page's own origin forwards the API path to the model server, streaming.
     const site = await startStaticServer(undefined, { proxy: { [prefix]: new URL(llm.baseUrl).origin } });

@@ -111,3 +111,18 @@ test('anthropic: HTTP errors are worded as pi-ai words them, key redacted', asyn
     assert.ok(!err(ours).includes(KEY));
   }
 });
+
+test('anthropic: a tool-using run end to end (the scenario Chromium and workerd run too)', async () => {
+  const { startScenarioServer } = await import('./shared/openai-server.mjs');
+  const { runToolScenario, EXPECTED_SCENARIO } = await import('./shared/agent-scenario.mjs');
+  const pkg = await import('pi-agent-wasm');
+  const server = await startScenarioServer('anthropic-messages');
+  try {
+    const { usage, ...rest } = await runToolScenario(pkg, server.baseUrl, 'anthropic-messages');
+    assert.deepEqual(rest, EXPECTED_SCENARIO);
+    assert.equal(usage.input, 11);
+    assert.equal(server.requests.length, 2);
+  } finally {
+    await server.close();
+  }
+});

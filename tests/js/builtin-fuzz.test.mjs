@@ -1,5 +1,5 @@
 // Untrusted bytes from the network (brief: "everything from outside is untrusted"): the
-// built-in stream is fed 300 seeded bodies of valid chunks mixed with wrong types, cut JSON,
+// built-in stream is fed seeded bodies (300 Chat Completions, 200 Responses, 200 Anthropic) of valid chunks mixed with wrong types, cut JSON,
 // random bytes and bad UTF-8, served in random splits. Every run must resolve (never reject,
 // never hang), end with turn_end/agent_end, hold every new message in agent_end, and give
 // every tool call of a non-error message exactly one result.
@@ -16,11 +16,70 @@ const pick = (r, xs) => xs[Math.floor(r() * xs.length)];
 const head = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm' };
 const chunk = (choice, extra = {}) => `data: ${JSON.stringify({ ...head, choices: [{ index: 0, ...choice }], ...extra })}\n\n`;
 
-function body(seed) {
+const ev = (name, fields, named = true) => `${named ? `event: ${name}\n` : ''}data: ${JSON.stringify({ type: name, ...fields })}\n\n`;
+
+/** Hostile OpenAI Responses events. */
+function responsesPart(r) {
+  const index = () => pick(r, [0, 1, undefined, 'x']);
+  const item = () => pick(r, [
+    { type: 'message', id: 'm', content: pick(r, [[{ type: 'output_text', text: 'hi' }], 'x', null]) },
+    { type: 'function_call', id: pick(r, ['fc', undefined]), call_id: pick(r, ['c', undefined]), name: pick(r, ['echo', 'nope', undefined]), arguments: pick(r, ['', '{"x":1}', 5, '{"x":']) },
+    { type: 'reasoning', id: 'rs', summary: pick(r, [[{ text: 's' }], 'x', [null]]) },
+    null, 'x', 7,
+  ]);
+  return pick(r, [
+    () => ev('response.created', { response: pick(r, [{ id: 'r' }, null, 5]) }),
+    () => ev('response.output_item.added', { output_index: index(), item: item() }),
+    () => ev('response.output_text.delta', { output_index: index(), item_id: pick(r, ['m', undefined, 3]), delta: pick(r, ['hi', 'ünï 😀', 5, null]) }),
+    () => ev('response.reasoning_summary_text.delta', { output_index: index(), delta: pick(r, ['t', null]) }),
+    () => ev('response.function_call_arguments.delta', { output_index: index(), delta: pick(r, ['{"x":', '1}', '"', 7]) }),
+    () => ev('response.function_call_arguments.done', { output_index: index(), arguments: pick(r, ['{"x":2}', 'zz', null]) }),
+    () => ev('response.output_item.done', { output_index: index(), item: item() }),
+    () => ev(pick(r, ['response.completed', 'response.incomplete']), { response: pick(r, [
+      { status: 'completed', usage: { input_tokens: 5, output_tokens: pick(r, [2, 'x']) } },
+      { status: 'incomplete', incomplete_details: { reason: pick(r, ['max_output_tokens', 'content_filter', 3]) } },
+      { status: 'weird' }, { status: 'completed', output: pick(r, ['x', [null], [{ type: 'reasoning', id: 'rs', encrypted_content: 'e' }]]) }, null, 7,
+    ]) }),
+    () => ev('response.failed', { response: pick(r, [{ error: { code: 'x', message: 'y' } }, null, { incomplete_details: { reason: 9 } }]) }),
+    () => ev('error', { code: 'e', message: pick(r, ['boom', 5]) }, r() < 0.5),
+    () => 'data: {"type": "response.out\n\n',
+    () => 'data: [DONE]\n\n',
+    () => ': keep-alive\n\n',
+  ])();
+}
+
+/** Hostile Anthropic Messages events, sometimes without their `event:` line. */
+function anthropicPart(r) {
+  const named = r() < 0.8;
+  const index = () => pick(r, [0, 1, 'x']);
+  return pick(r, [
+    () => ev('message_start', { message: pick(r, [{ id: 'm', model: 'x', usage: { input_tokens: 3 } }, { usage: 'x' }, null]) }, named),
+    () => ev('content_block_start', { index: index(), content_block: pick(r, [
+      { type: 'text', text: pick(r, ['', 5]) },
+      { type: 'tool_use', id: pick(r, ['t1', 't2', undefined]), name: pick(r, ['echo', 'nope', undefined]), input: pick(r, [{}, { x: 1 }, null, 5]) },
+      { type: 'thinking', thinking: '' }, { type: 'redacted_thinking', data: 'd' }, { type: 'fallback' }, null,
+    ]) }, named),
+    () => ev('content_block_delta', { index: index(), delta: pick(r, [
+      { type: 'text_delta', text: pick(r, ['hi', '😀', 5]) },
+      { type: 'input_json_delta', partial_json: pick(r, ['{"x":', '1}', '"', null]) },
+      { type: 'thinking_delta', thinking: 'h' }, { type: 'signature_delta', signature: pick(r, ['s', 3]) }, null, 'x',
+    ]) }, named),
+    () => ev('content_block_stop', { index: index() }, named),
+    () => ev('message_delta', { delta: pick(r, [{ stop_reason: pick(r, ['end_turn', 'tool_use', 'max_tokens', 'weird', 'refusal', 7]) }, null]), usage: pick(r, [{ output_tokens: 3 }, 'x', null]) }, named),
+    () => ev('message_stop', {}, named),
+    () => 'event: error\ndata: {"type":"error","error":{"message":"overloaded"}}\n\n',
+    () => 'event: content_block_delta\ndata: {"type": tr\n\n',
+    () => 'event: ping\ndata: {"type": "ping"}\n\n',
+  ])();
+}
+
+function body(seed, dialect = 'openai') {
   const r = rng(seed);
   const parts = [];
   const n = 1 + Math.floor(r() * 12);
   for (let i = 0; i < n; i++) {
+    if (dialect === 'responses') { parts.push(responsesPart(r)); continue; }
+    if (dialect === 'anthropic') { parts.push(anthropicPart(r)); continue; }
     parts.push(pick(r, [
       () => chunk({ delta: { content: pick(r, ['hi', 'ünï 😀', '', ' ']) } }),
       () => chunk({ delta: { reasoning_content: 'hmm' } }),
@@ -47,7 +106,7 @@ const server = createServer((req, res) => {
   const seed = Number(new URL(req.url, 'http://x').searchParams.get('seed') ?? req.headers['x-seed']);
   req.resume();
   req.on('end', async () => {
-    const { bytes, r } = body(seed);
+    const { bytes, r } = body(seed, req.headers['x-dialect']);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     for (let i = 0; i < bytes.length;) {
       const step = 1 + Math.floor(r() * 40);
@@ -67,15 +126,16 @@ const echo = {
 };
 
 const ONLY = process.env.SEED ? Number(process.env.SEED) : undefined;
-test('300 seeded hostile bodies: every run ends cleanly, every executed tool call has one result (L-48)', async () => {
+const DIALECTS = [['openai-completions', 'openai', 300], ['openai-responses', 'responses', 200], ['anthropic-messages', 'anthropic', 200]];
+for (const [api, dialect, count] of DIALECTS) test(`${count} seeded hostile ${api} bodies: every run ends cleanly, every executed tool call has one result (L-48)`, async () => {
   const baseUrl = `http://127.0.0.1:${server.address().port}/v1`;
   const stopReasons = new Set();
-  for (let seed = ONLY ?? 1; seed <= (ONLY ?? 300); seed++) {
+  for (let seed = ONLY ?? 1; seed <= (ONLY ?? count); seed++) {
     const events = [];
     const model = {
-      id: 'm', name: 'm', api: 'openai-completions', provider: 'fuzz', baseUrl, reasoning: false, input: ['text'],
+      id: 'm', name: 'm', api, provider: 'fuzz', baseUrl, reasoning: false, input: ['text'],
       cost: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100,
-      headers: { 'x-seed': String(seed) },
+      headers: { 'x-seed': String(seed), 'x-dialect': dialect },
     };
     // The loop would continue while the model keeps calling tools; the same body answers every turn.
     let turns = 0;
@@ -87,7 +147,7 @@ test('300 seeded hostile bodies: every run ends cleanly, every executed tool cal
       undefined,
       streamSimple,
     );
-    if (ONLY) console.log(JSON.stringify(messages, null, 1).slice(0, 4000), body(seed).bytes.toString());
+    if (ONLY) console.log(JSON.stringify(messages, null, 1).slice(0, 4000), body(seed, dialect).bytes.toString());
     const types = events.map((e) => e.type);
     assert.equal(types.at(-1), 'agent_end', `seed ${seed}`);
     assert.equal(types.at(-2), 'turn_end', `seed ${seed}`);

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { packAndInstall, repoRoot } from './helpers.mjs';
 import { EXPECTED } from './shared/sse-scenario.mjs';
-import { startOpenAIServer, textChunks, toolCallChunks, geminiTextChunks, geminiToolCallChunks } from './shared/openai-server.mjs';
-import { scenarioAnswer, EXPECTED_SCENARIO } from './shared/agent-scenario.mjs';
+import { startScenarioServer } from './shared/openai-server.mjs';
+import { EXPECTED_SCENARIO } from './shared/agent-scenario.mjs';
 
 const COMPAT_DATE = '2026-04-26';
 let installed;
@@ -90,13 +90,9 @@ test('a Worker decodes a request body through the package', async () => {
   });
 });
 
-for (const api of ['openai-completions', 'google-generative-ai']) {
+for (const api of ['openai-completions', 'openai-responses', 'anthropic-messages', 'google-generative-ai']) {
   test(`a Worker runs a tool-using loop with the built-in stream over its fetch: ${api} (issue 5)`, async () => {
-    const google = api === 'google-generative-ai';
-    const chunks = google
-      ? { textChunks: geminiTextChunks, toolCallChunks: geminiToolCallChunks, google }
-      : { textChunks, toolCallChunks };
-    const llm = await startOpenAIServer((body) => scenarioAnswer(body, chunks), { api: google ? 'google' : 'openai' });
+    const llm = await startScenarioServer(api);
     try {
       const res = await mf.dispatchFetch(`http://localhost/agent?llm=${encodeURIComponent(llm.baseUrl)}&api=${api}`);
       assert.equal(res.status, 200);

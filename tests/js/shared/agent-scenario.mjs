@@ -2,12 +2,28 @@
 // Chromium and workerd against the local OpenAI-compatible server of openai-server.mjs
 // (answering with `scenarioAnswer`). Returns plain data to compare.
 
+/** The tool result a request body of `api` ends with, if any. */
+function lastToolResult(body, api) {
+  switch (api) {
+    case 'google-generative-ai':
+      return body.contents.at(-1).parts.find((p) => p.functionResponse)?.functionResponse.response.output;
+    case 'openai-responses': {
+      const last = body.input.at(-1);
+      return last.type === 'function_call_output' ? last.output : undefined;
+    }
+    case 'anthropic-messages': {
+      const last = body.messages.at(-1).content;
+      return Array.isArray(last) ? last.find((b) => b.type === 'tool_result')?.content : undefined;
+    }
+    default:
+      return body.messages.at(-1).role === 'tool' ? body.messages.at(-1).content : undefined;
+  }
+}
+
 /** The server's script: a tool call first, then an answer quoting the tool result. Pass
- * the OpenAI chunk helpers, or the Gemini ones with `google: true`. */
-export function scenarioAnswer(body, { textChunks, toolCallChunks, google = false }) {
-  const result = google
-    ? body.contents.at(-1).parts.find((p) => p.functionResponse)?.functionResponse.response.output
-    : body.messages.at(-1).role === 'tool' ? body.messages.at(-1).content : undefined;
+ * the chunk helpers of the API's dialect (openai-server.mjs `SCENARIO_SERVERS`). */
+export function scenarioAnswer(body, { textChunks, toolCallChunks, google = false, api = google ? 'google-generative-ai' : 'openai-completions' }) {
+  const result = lastToolResult(body, api);
   if (result !== undefined) return textChunks(`The answer is ${result} — fertig ✓`);
   return toolCallChunks('call_1', 'calc', { expression: '17*23', note: 'ünïcødé 😀' });
 }

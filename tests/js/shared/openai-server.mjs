@@ -3,7 +3,8 @@
 import { createServer } from 'node:http';
 
 /** `respond(body, index)` returns the chunks (objects) of one streamed answer. With
- * `{ api: 'google' }` it speaks Gemini's streamGenerateContent instead (no `[DONE]`). */
+ * `{ api: 'google' }` it speaks Gemini's streamGenerateContent instead (no `[DONE]`); with
+ * `'responses'` or `'anthropic'` each chunk is an event named by its `type`. */
 export async function startOpenAIServer(respond, { api = 'openai' } = {}) {
   const requests = [];
   const server = createServer((req, res) => {
@@ -14,8 +15,9 @@ export async function startOpenAIServer(respond, { api = 'openai' } = {}) {
       requests.push({ url: req.url, headers: req.headers, body });
       const chunks = respond(body, requests.length - 1);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const done = api === 'google' ? '' : 'data: [DONE]\n\n';
-      const text = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + done;
+      const named = api === 'responses' || api === 'anthropic';
+      const done = api === 'openai' ? 'data: [DONE]\n\n' : '';
+      const text = chunks.map((c) => `${named ? `event: ${c.type}\n` : ''}data: ${JSON.stringify(c)}\n\n`).join('') + done;
       // Irregular chunk boundaries, split inside lines and multi-byte characters.
       const bytes = Buffer.from(text);
       for (let i = 0, step = 7; i < bytes.length; i += step, step = (step * 5) % 23 + 3) {
@@ -27,7 +29,7 @@ export async function startOpenAIServer(respond, { api = 'openai' } = {}) {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
-  const path = api === 'google' ? '/v1beta' : '/v1';
+  const path = { google: '/v1beta', anthropic: '/anthropic' }[api] ?? '/v1';
   return { baseUrl: `http://127.0.0.1:${port}${path}`, requests, close: () => new Promise((r) => server.close(r)) };
 }
 
@@ -66,4 +68,77 @@ export function geminiTextChunks(text) {
 /** Gemini chunks of one function call (Gemini sends a call whole). */
 export function geminiToolCallChunks(_id, name, args) {
   return [{ candidates: [{ index: 0, content: { role: 'model', parts: [{ functionCall: { name, args } }] }, finishReason: 'STOP' }], usageMetadata, responseId: 'g-2' }];
+}
+
+const responsesUsage = { input_tokens: 11, output_tokens: 7, total_tokens: 18 };
+const response = (status, output = []) => ({ id: 'resp_1', object: 'response', status, model: 'local-model', output, ...(status === 'completed' ? { usage: responsesUsage } : {}) });
+
+/** OpenAI Responses events of a streamed text answer. */
+export function responsesTextChunks(text) {
+  const pieces = text.match(/.{1,5}/gsu) ?? [];
+  const done = { id: 'msg_1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
+  return [
+    { type: 'response.created', response: response('in_progress') },
+    { type: 'response.output_item.added', output_index: 0, item: { ...done, status: 'in_progress', content: [] } },
+    ...pieces.map((delta) => ({ type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta })),
+    { type: 'response.output_item.done', output_index: 0, item: done },
+    { type: 'response.completed', response: response('completed', [done]) },
+  ];
+}
+
+/** OpenAI Responses events of one function call with its arguments in fragments. */
+export function responsesToolCallChunks(id, name, args) {
+  const json = JSON.stringify(args);
+  const done = { id: 'fc_1', type: 'function_call', status: 'completed', call_id: id, name, arguments: json };
+  return [
+    { type: 'response.created', response: response('in_progress') },
+    { type: 'response.output_item.added', output_index: 0, item: { ...done, status: 'in_progress', arguments: '' } },
+    ...(json.match(/.{1,4}/gsu) ?? []).map((delta) => ({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 0, delta })),
+    { type: 'response.function_call_arguments.done', item_id: 'fc_1', output_index: 0, arguments: json },
+    { type: 'response.output_item.done', output_index: 0, item: done },
+    { type: 'response.completed', response: response('completed', [done]) },
+  ];
+}
+
+const messageStart = { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'local-model', content: [], usage: { input_tokens: 11, output_tokens: 1 } } };
+const messageEnd = (reason) => [
+  { type: 'message_delta', delta: { stop_reason: reason }, usage: { output_tokens: 7 } },
+  { type: 'message_stop' },
+];
+
+/** Anthropic Messages events of a streamed text answer. */
+export function anthropicTextChunks(text) {
+  return [
+    messageStart,
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    ...(text.match(/.{1,5}/gsu) ?? []).map((t) => ({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: t } })),
+    { type: 'content_block_stop', index: 0 },
+    ...messageEnd('end_turn'),
+  ];
+}
+
+/** Anthropic Messages events of one tool_use block with its input in fragments. */
+export function anthropicToolCallChunks(id, name, args) {
+  return [
+    messageStart,
+    { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id, name, input: {} } },
+    ...(JSON.stringify(args).match(/.{1,4}/gsu) ?? []).map((p) => ({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: p } })),
+    { type: 'content_block_stop', index: 0 },
+    ...messageEnd('tool_use'),
+  ];
+}
+
+/** Per API: the server dialect and the chunk helpers of the tool scenario. */
+export const SCENARIO_SERVERS = {
+  'openai-completions': { server: 'openai', textChunks, toolCallChunks },
+  'openai-responses': { server: 'responses', textChunks: responsesTextChunks, toolCallChunks: responsesToolCallChunks },
+  'anthropic-messages': { server: 'anthropic', textChunks: anthropicTextChunks, toolCallChunks: anthropicToolCallChunks },
+  'google-generative-ai': { server: 'google', textChunks: geminiTextChunks, toolCallChunks: geminiToolCallChunks },
+};
+
+/** A server that plays the tool scenario of agent-scenario.mjs in `api`'s dialect. */
+export async function startScenarioServer(api) {
+  const { scenarioAnswer } = await import('./agent-scenario.mjs');
+  const { server, textChunks: text, toolCallChunks: call } = SCENARIO_SERVERS[api];
+  return startOpenAIServer((body) => scenarioAnswer(body, { textChunks: text, toolCallChunks: call, api }), { api: server });
 }
