@@ -131,8 +131,12 @@ function applyChanges(block, changes) {
   }
 }
 
+/** Per partial: the argument path the last change list appended at. */
+const appendPaths = new WeakMap();
+
 /** Called by wasm for each update of a built-in (Rust) response: edits the JS copy of the
- * partial with what changed and returns the `message_update` event. Cost: the delta. */
+ * partial with what changed and returns the `message_update` event. Cost: the delta.
+ * `changesJson === true` appends the delta at the partial's last append path. */
 function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson) {
   const content = partial.content;
   if (metaJson !== undefined) assignMeta(partial, JSON.parse(metaJson));
@@ -142,7 +146,13 @@ function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJs
   else if (type === 'toolcall_delta') {
     const block = content[index];
     if (headJson !== undefined) Object.assign(block, JSON.parse(headJson));
-    if (changesJson !== undefined) applyChanges(block, JSON.parse(changesJson));
+    if (changesJson === true) applyChanges(block, [[appendPaths.get(partial), 1, delta]]);
+    else if (changesJson !== undefined) {
+      const changes = JSON.parse(changesJson);
+      applyChanges(block, changes);
+      const last = changes[changes.length - 1];
+      if (last[1] === 1) appendPaths.set(partial, last[0]);
+    }
   }
   const event = { type, contentIndex: index };
   if (delta !== undefined) event.delta = delta;
@@ -152,6 +162,16 @@ function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJs
   else if (type === 'toolcall_end') event.toolCall = content[index];
   event.partial = partial;
   return { type: 'message_update', assistantMessageEvent: event, message: { ...partial } };
+}
+
+/** The function wasm calls per update of a built-in response: applies it and emits the
+ * event (with `inner`, its `assistantMessageEvent`) in one crossing; returns what `emit`
+ * returned. */
+function updater(emit, inner) {
+  return (partial, type, index, delta, blockJson, headJson, changesJson, metaJson) => {
+    const update = applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson);
+    return emit(inner ? update.assistantMessageEvent : update);
+  };
 }
 
 /**
@@ -198,7 +218,7 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, applyUpdate, assignMeta, sleep, deadline, guard };
+const GLUE = { openResponse, streamOptions, copyWith, updater, sleep, deadline, guard };
 
 /**
  * The built-in stream function: OpenAI Chat Completions (and compatible servers) and Google

@@ -15,8 +15,10 @@
 //!
 //! Not read: OpenRouter's `reasoning_details` replay data and grammar ("custom") tools.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::usage::calculate_cost;
@@ -40,6 +42,140 @@ pub struct ChatCompletionsDecoder {
     thinking: Option<usize>,
     calls: Vec<ToolCallState>,
     has_finish_reason: bool,
+    has_response_id: bool,
+    has_response_model: bool,
+    model_id: String,
+}
+
+/// The fields of a chunk the decoder reads, borrowed from its text where possible.
+#[derive(Deserialize, Default)]
+struct Wire<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    /// `Some(Null)` for `"usage": null`: only an absent or null one lets the choice's count.
+    #[serde(default, deserialize_with = "present")]
+    usage: Option<Value>,
+    /// The first choice (the others are skipped without being kept).
+    #[serde(borrow, default, rename = "choices", deserialize_with = "first")]
+    choice: Option<WireChoice<'a>>,
+}
+
+/// The first element of an array, the rest skipped; `null` as none.
+fn first<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<WireChoice<'a>>, D::Error> {
+    struct First<'a>(std::marker::PhantomData<WireChoice<'a>>);
+    impl<'de: 'a, 'a> serde::de::Visitor<'de> for First<'a> {
+        type Value = Option<WireChoice<'a>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array of choices")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let head = seq.next_element::<WireChoice<'a>>()?;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(head)
+        }
+    }
+    d.deserialize_any(First(std::marker::PhantomData))
+}
+
+#[derive(Deserialize, Default)]
+struct WireChoice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<WireDelta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    usage: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<WireCall<'a>>>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireCall<'a> {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    function: Option<WireFunction<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireFunction<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+/// `usage` as a value, `null` included (the tree path tells `null` from absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl<'a> Wire<'a> {
+    /// The view of a chunk of any shape, read as pi-ai's JS reads it: fields of the wrong
+    /// type count as absent. `None` for a chunk that is not an object.
+    fn lenient(chunk: &'a Value) -> Option<Wire<'a>> {
+        if !chunk.is_object() {
+            return None;
+        }
+        let text = |v: &'a Value, k: &str| str_of(v, k).map(Cow::Borrowed);
+        let choice = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+            .map(|c| WireChoice {
+                finish_reason: text(c, "finish_reason"),
+                usage: c.get("usage").cloned(),
+                delta: c.get("delta").map(|d| WireDelta {
+                    content: d.get("content").and_then(content_text).map(Cow::Owned),
+                    reasoning_content: text(d, "reasoning_content"),
+                    reasoning: text(d, "reasoning"),
+                    reasoning_text: text(d, "reasoning_text"),
+                    tool_calls: d.get("tool_calls").and_then(Value::as_array).map(|calls| {
+                        calls
+                            .iter()
+                            .map(|call| WireCall {
+                                index: call.get("index").and_then(Value::as_u64),
+                                id: text(call, "id"),
+                                function: call.get("function").map(|f| WireFunction {
+                                    name: text(f, "name"),
+                                    arguments: text(f, "arguments"),
+                                }),
+                            })
+                            .collect()
+                    }),
+                }),
+            });
+        Some(Wire {
+            id: text(chunk, "id"),
+            model: text(chunk, "model"),
+            usage: chunk.get("usage").cloned(),
+            choice,
+        })
+    }
 }
 
 /// pi-ai's `mapStopReason`.
@@ -82,6 +218,7 @@ fn content_text(content: &Value) -> Option<String> {
 impl ChatCompletionsDecoder {
     /// A decoder for one response; `now` is the request time (the message's `timestamp`).
     pub fn new(model: Rc<Value>, now: f64) -> Self {
+        let model_id = str_of(&model, "id").unwrap_or("").to_string();
         let api = model
             .get("api")
             .and_then(Value::as_str)
@@ -95,6 +232,9 @@ impl ChatCompletionsDecoder {
             thinking: None,
             calls: Vec::new(),
             has_finish_reason: false,
+            has_response_id: false,
+            has_response_model: false,
+            model_id,
         }
     }
 
@@ -107,10 +247,6 @@ impl ChatCompletionsDecoder {
 
     fn set(&self, key: &str, value: Value) {
         super::set_field(&self.partial, key, value);
-    }
-
-    fn has(&self, key: &str) -> bool {
-        self.partial.borrow().get(key).is_some()
     }
 
     /// Pushes a new content block; returns its index.
@@ -131,60 +267,76 @@ impl ChatCompletionsDecoder {
     }
 
     /// Decodes one `data:` payload; events go to `out`. `Err` names malformed JSON.
+    ///
+    /// A chunk of the usual shape is read straight into borrowed typed fields, without
+    /// building a JSON tree; any other (odd types, duplicate keys, arrays of content parts)
+    /// is read from the tree with JS-like leniency. Both give the same `Wire` view, and one
+    /// path applies it.
     pub fn chunk(
         &mut self,
         data: &str,
         out: &mut Vec<AssistantMessageEvent>,
     ) -> Result<(), String> {
+        if let Ok(wire) = serde_json::from_str::<Wire>(data) {
+            self.apply(wire, out);
+            return Ok(());
+        }
         let chunk: Value = serde_json::from_str(data)
             .map_err(|e| format!("Malformed JSON in stream event: {e}"))?;
-        if !chunk.is_object() {
-            return Ok(());
+        if let Some(wire) = Wire::lenient(&chunk) {
+            self.apply(wire, out);
         }
-        if !self.has("responseId") {
-            if let Some(id) = str_of(&chunk, "id").filter(|s| !s.is_empty()) {
-                self.set("responseId", id.into());
+        Ok(())
+    }
+
+    fn apply(&mut self, chunk: Wire<'_>, out: &mut Vec<AssistantMessageEvent>) {
+        if !self.has_response_id {
+            if let Some(id) = chunk.id.filter(|s| !s.is_empty()) {
+                self.set("responseId", id.as_ref().into());
+                self.has_response_id = true;
             }
         }
-        if let Some(m) = str_of(&chunk, "model").filter(|m| !m.is_empty()) {
-            if Some(m) != self.model.get("id").and_then(Value::as_str) && !self.has("responseModel")
-            {
-                self.set("responseModel", m.into());
+        if let Some(m) = chunk.model.filter(|m| !m.is_empty()) {
+            if !self.has_response_model && m.as_ref() != self.model_id {
+                self.set("responseModel", m.as_ref().into());
+                self.has_response_model = true;
             }
         }
-        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.set("usage", self.usage(u));
+        let usage_missing = chunk.usage.as_ref().is_none_or(Value::is_null);
+        if let Some(u) = chunk.usage.filter(Value::is_object) {
+            self.set("usage", self.usage(&u));
         }
-        let Some(choice) = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-        else {
-            return Ok(());
+        let Some(choice) = chunk.choice else {
+            return;
         };
-        if chunk.get("usage").is_none_or(Value::is_null) {
+        if usage_missing {
             // Some providers (Moonshot) put usage on the choice.
-            if let Some(u) = choice.get("usage").filter(|u| u.is_object()) {
-                self.set("usage", self.usage(u));
+            if let Some(u) = choice.usage.filter(Value::is_object) {
+                self.set("usage", self.usage(&u));
             }
         }
-        if let Some(reason) = str_of(choice, "finish_reason") {
-            let (stop, error) = map_stop_reason(reason);
-            self.set("rawStopReason", reason.into());
+        if let Some(reason) = choice.finish_reason {
+            let (stop, error) = map_stop_reason(&reason);
+            self.set("rawStopReason", reason.as_ref().into());
             self.set("stopReason", stop.as_str().into());
             if let Some(e) = error {
                 self.set("errorMessage", e.into());
             }
             self.has_finish_reason = true;
         }
-        let Some(delta) = choice.get("delta") else {
-            return Ok(());
+        let Some(delta) = choice.delta else {
+            return;
         };
         // Reasoning before content: some proxies send both in one delta.
-        for field in ["reasoning_content", "reasoning", "reasoning_text"] {
-            let Some(text) = str_of(delta, field).filter(|t| !t.is_empty()) else {
-                continue;
-            };
+        let reasoning = [
+            ("reasoning_content", delta.reasoning_content),
+            ("reasoning", delta.reasoning),
+            ("reasoning_text", delta.reasoning_text),
+        ];
+        if let Some((field, text)) = reasoning
+            .into_iter()
+            .find_map(|(f, t)| t.filter(|t| !t.is_empty()).map(|t| (f, t)))
+        {
             let index = match self.thinking {
                 Some(i) => i,
                 None => {
@@ -203,15 +355,14 @@ impl ChatCompletionsDecoder {
                     i
                 }
             };
-            self.grow(index, "thinking", text);
+            self.grow(index, "thinking", &text);
             out.push(AssistantMessageEvent::ThinkingDelta {
                 content_index: index,
-                delta: text.to_string(),
+                delta: text.into_owned(),
                 partial: self.partial.clone(),
             });
-            break;
         }
-        if let Some(text) = delta.get("content").and_then(content_text) {
+        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
             let index = match self.text {
                 Some(i) => i,
                 None => {
@@ -227,25 +378,20 @@ impl ChatCompletionsDecoder {
             self.grow(index, "text", &text);
             out.push(AssistantMessageEvent::TextDelta {
                 content_index: index,
-                delta: text,
+                delta: text.into_owned(),
                 partial: self.partial.clone(),
             });
         }
-        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-            for call in calls {
-                self.tool_call_delta(call, out);
-            }
+        for call in delta.tool_calls.into_iter().flatten() {
+            self.tool_call_delta(call, out);
         }
-        Ok(())
     }
 
-    fn tool_call_delta(&mut self, call: &Value, out: &mut Vec<AssistantMessageEvent>) {
-        let index = call.get("index").and_then(Value::as_u64);
-        let id = str_of(call, "id").unwrap_or("");
-        let name = call
-            .get("function")
-            .and_then(|f| str_of(f, "name"))
-            .unwrap_or("");
+    fn tool_call_delta(&mut self, call: WireCall<'_>, out: &mut Vec<AssistantMessageEvent>) {
+        let index = call.index;
+        let id = call.id.as_deref().unwrap_or("");
+        let function = call.function.unwrap_or_default();
+        let name = function.name.as_deref().unwrap_or("");
         // By index, unless the server reuses an index for a call with another id; then by id.
         let found = self
             .calls
@@ -288,10 +434,7 @@ impl ChatCompletionsDecoder {
         if s.id.is_empty() && !id.is_empty() {
             s.id = id.to_string();
         }
-        let args = call
-            .get("function")
-            .and_then(|f| str_of(f, "arguments"))
-            .unwrap_or("");
+        let args = function.arguments.as_deref().unwrap_or("");
         let changes = if args.is_empty() {
             Vec::new()
         } else {

@@ -138,6 +138,7 @@ impl SseDecoder {
                 push_utf8(&mut self.event_type, value);
             }
             b"data" => {
+                self.data.reserve(value.len() + 1);
                 push_utf8(&mut self.data, value);
                 self.data.push('\n');
             }

@@ -37,6 +37,16 @@ fn thrown_to_js(t: Thrown) -> JsValue {
     to_js(Error::Thrown(t))
 }
 
+/// The glue's per-sink function that applies a Rust stream's update and emits it (the
+/// `message_update` event, or with `inner` its `assistantMessageEvent`).
+fn updater(glue: &JsValue, emit: &Function, inner: bool) -> JsResult<Function> {
+    let make = glue_fn(glue, "updater")?;
+    call(&make, &[emit, &JsValue::from_bool(inner)])
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .ok_or_else(|| js_error("invalid_input", "internal glue function updater failed"))
+}
+
 fn glue_fn(glue: &JsValue, name: &'static str) -> JsResult<Function> {
     get(glue, name).dyn_into::<Function>().map_err(|_| {
         js_error(
@@ -133,9 +143,9 @@ pub async fn run_loop(
         Err(_) => None,
     };
     let sink = JsSink {
+        apply_update: updater(&glue, &emit, false)?,
         emit,
         table: table.clone(),
-        apply_update: glue_fn(&glue, "applyUpdate")?,
         updates,
     };
     let js_signal = JsSignal(signal);
@@ -271,9 +281,9 @@ pub async fn stream_once(
         table: table.clone(),
     };
     let sink = JsSink {
+        apply_update: updater(&glue, &push, true)?,
         emit: push.clone(),
         table: table.clone(),
-        apply_update: glue_fn(&glue, "applyUpdate")?,
         updates: Default::default(),
     };
     let stream_options = crate::io::StreamOptions {
@@ -307,9 +317,10 @@ pub async fn stream_once(
                 set(&out, if done { "message" } else { "error" }, &message);
             }
             _ => {
-                let update = sink.update(&event);
-                let e = get(&update, "assistantMessageEvent");
-                call(&push, &[&e]).map_err(thrown_to_js)?;
+                // The sink's updater pushes the `assistantMessageEvent` itself.
+                if let Some(pushed) = sink.update(&event) {
+                    pushed.map_err(thrown_to_js)?;
+                }
                 continue;
             }
         }

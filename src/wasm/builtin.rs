@@ -25,6 +25,7 @@ use crate::event::AssistantMessageEvent;
 use crate::io::{
     AbortSignal, AssistantStream, Clock, HostFuture, LlmContext, StreamFn, StreamOptions,
 };
+use crate::jsnum::to_js_string;
 use crate::message::{str_field, AgentMessage};
 use crate::provider::anthropic::AnthropicDecoder;
 use crate::provider::anthropic_request::{self, AnthropicOptions};
@@ -250,6 +251,7 @@ struct RustResponse {
     /// sets it when the response ends).
     started: f64,
     queue: VecDeque<AssistantMessageEvent>,
+    scratch: Vec<AssistantMessageEvent>,
     result: Option<AgentMessage>,
     signal: JsSignal,
     api_key: Option<String>,
@@ -310,9 +312,11 @@ impl RustResponse {
         if data.is_empty() {
             return;
         }
-        let mut out = Vec::new();
+        // One buffer for every chunk's events.
+        let mut out = std::mem::take(&mut self.scratch);
         let decoded = self.decoder.event(&event.event, data, &mut out);
-        self.queue.extend(out);
+        self.queue.extend(out.drain(..));
+        self.scratch = out;
         match decoded {
             Ok(false) => {}
             Ok(true) => {
@@ -356,7 +360,10 @@ impl AssistantStream for RustResponse {
                 };
                 let Some(read) = within(&self.deadline, self.timeout, reader.read()).await else {
                     let ms = self.timeout.unwrap_or_default();
-                    self.fail(&format!("Request timed out: no data for {ms} ms"));
+                    self.fail(&format!(
+                        "Request timed out: no data for {} ms",
+                        to_js_string(ms)
+                    ));
                     continue;
                 };
                 match read {
@@ -415,6 +422,7 @@ impl BuiltinStreamFn {
             ended: false,
             started,
             queue: VecDeque::new(),
+            scratch: Vec::new(),
             result: None,
             signal: self.signal.clone(),
             api_key,
@@ -606,7 +614,8 @@ impl StreamFn for BuiltinStreamFn {
                 let request = post(&fetch, &url, &headers, &body, &self.signal.0);
                 let Some(sent) = within(&self.deadline, timeout, request).await else {
                     let ms = timeout.unwrap_or_default();
-                    let message = format!("Request timed out: no response for {ms} ms");
+                    let message =
+                        format!("Request timed out: no response for {} ms", to_js_string(ms));
                     return Ok(self.fail_early(model, &message, api_key));
                 };
                 let response = match sent {
@@ -650,8 +659,8 @@ impl StreamFn for BuiltinStreamFn {
                         let text = response.text().await.unwrap_or_default();
                         let message = format!(
                             "Server requested {}s retry delay (max: {}s). {}",
-                            (ms / 1000.0).ceil(),
-                            (max_delay / 1000.0).ceil(),
+                            to_js_string((ms / 1000.0).ceil()),
+                            to_js_string((max_delay / 1000.0).ceil()),
                             api_http_error(api, model, response.status, &text)
                         );
                         return Ok(self.fail_early(model, &message, api_key));

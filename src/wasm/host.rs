@@ -77,9 +77,10 @@ impl Patterns for JsPatterns {
 pub struct JsSink {
     pub emit: Function,
     pub table: Rc<Table>,
-    /// Glue `applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson)`:
-    /// applies one streamed change to the JS copy of a Rust stream's partial and returns the
-    /// `message_update` event (an end's `content` is read from the block it carries).
+    /// Glue `updater(emit)`'s function `(partial, type, index, delta, blockJson, headJson,
+    /// changesJson, metaJson)`: applies one streamed change to the JS copy of a Rust stream's
+    /// partial, builds the `message_update` event (an end's `content` is read from the block
+    /// it carries) and returns `emit(event)`: one crossing per delta.
     pub apply_update: Function,
     pub updates: UpdateCell,
 }
@@ -97,6 +98,7 @@ pub fn seed(cell: &UpdateCell, partial: &crate::event::Partial, js: JsValue) {
         meta: meta_of(&p),
         head: None,
         revision: crate::provider::top_level_revision(),
+        append: None,
     });
 }
 
@@ -178,6 +180,9 @@ pub struct UpdateState {
     head: Option<(usize, String, String)>,
     /// `provider::top_level_revision()` when `meta` was last compared.
     revision: u64,
+    /// The block and argument path the glue last appended at: a delta that appends its own
+    /// text there again is sent as just the delta.
+    append: Option<(usize, Vec<crate::stream::PathSeg>)>,
 }
 
 type Meta = serde_json::Map<String, serde_json::Value>;
@@ -307,10 +312,9 @@ impl JsSink {
             AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
                 set(&o, "message", &t.to_js(message));
             }
-            AgentEvent::MessageUpdate { event } => {
-                // Only Rust-made streams reach this path; JS streams' updates are emitted by
-                // the glue without crossing into wasm.
-                return self.update(event);
+            AgentEvent::MessageUpdate { .. } => {
+                // Only Rust-made streams reach this sink (JS streams' updates are emitted by
+                // the glue), and `emit` sends them through `update`.
             }
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
@@ -363,13 +367,15 @@ impl JsSink {
 }
 
 impl JsSink {
-    /// A `message_update` for a Rust stream, O(delta): the JS copy of the partial is made
-    /// once per response and then edited with what the event changed.
-    pub fn update(&self, event: &crate::event::AssistantMessageEvent) -> JsValue {
+    /// Emits a `message_update` for a Rust stream, O(delta): the JS copy of the partial is
+    /// made once per response and then edited with what the event changed. Returns what
+    /// `emit` returned; `None` for an event without a partial.
+    pub fn update(
+        &self,
+        event: &crate::event::AssistantMessageEvent,
+    ) -> Option<Result<JsValue, Thrown>> {
         use crate::event::AssistantMessageEvent as E;
-        let Some(partial) = event.partial() else {
-            return JsValue::UNDEFINED;
-        };
+        let partial = event.partial()?;
         let p = partial.borrow();
         let mut state = self.updates.borrow_mut();
         if !matches!(&*state, Some(s) if Rc::ptr_eq(&s.source, partial)) {
@@ -383,11 +389,10 @@ impl JsSink {
                 meta: meta_of(&p),
                 head: None,
                 revision: crate::provider::top_level_revision(),
+                append: None,
             });
         }
-        let Some(s) = state.as_mut() else {
-            return JsValue::UNDEFINED;
-        };
+        let s = state.as_mut()?;
         // Top-level fields are compared only after some were set.
         let revision = crate::provider::top_level_revision();
         let mut meta_arg = JsValue::UNDEFINED;
@@ -421,9 +426,13 @@ impl JsSink {
                 delta,
                 ..
             } => (*content_index, Some(delta.as_str())),
-            _ => return JsValue::UNDEFINED,
+            _ => return None,
         };
-        let block = p.get("content").and_then(|c| c.get(index));
+        // Text and thinking deltas need only their delta: the block is not looked up.
+        let block = match event {
+            E::TextDelta { .. } | E::ThinkingDelta { .. } => None,
+            _ => p.get("content").and_then(|c| c.get(index)),
+        };
         // Starts and ends carry the whole block (empty at a start, sent once at an end).
         let block_arg = match event {
             E::TextStart { .. } | E::ThinkingStart { .. } | E::ToolcallStart { .. } => block
@@ -455,9 +464,22 @@ impl JsSink {
                     s.head = Some((index, id.to_string(), name.to_string()));
                     JsValue::from_str(&serde_json::json!({ "id": id, "name": name }).to_string())
                 };
+                let repeat = match changes.as_slice() {
+                    [crate::stream::Change::Append { path, text }] => {
+                        Some(text.as_str()) == delta
+                            && matches!(&s.append, Some((i, p)) if *i == index && p == path)
+                    }
+                    _ => false,
+                };
                 let edits = if changes.is_empty() {
                     JsValue::UNDEFINED
+                } else if repeat {
+                    // Appends the delta at the glue's last append path.
+                    JsValue::TRUE
                 } else {
+                    if let Some(crate::stream::Change::Append { path, .. }) = changes.last() {
+                        s.append = Some((index, path.clone()));
+                    }
                     JsValue::from_str(&changes_json(changes))
                 };
                 (head, edits)
@@ -476,14 +498,20 @@ impl JsSink {
             &changes_arg,
             &meta_arg,
         );
-        rendered.unwrap_or(JsValue::UNDEFINED)
+        Some(rendered.map_err(super::js::thrown))
     }
 }
 
 impl EventSink for JsSink {
     fn emit(&self, event: AgentEvent) -> HostFuture<'_, ()> {
-        let js = self.build(&event);
-        let returned = call(&self.emit, &[&js]);
+        let update = match &event {
+            AgentEvent::MessageUpdate { event } => self.update(event),
+            _ => None,
+        };
+        let returned = match update {
+            Some(returned) => returned,
+            None => call(&self.emit, &[&self.build(&event)]),
+        };
         Box::pin(async move {
             settle(returned?).await?;
             Ok::<(), Thrown>(())
