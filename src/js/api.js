@@ -12,4 +12,5 @@ export {
   DEFAULT_AGENT_IDENTITY,
   streamSimple,
 } from './loop.js';
+export { Agent } from './agent.js';
 export { EventStream, AssistantMessageEventStream, createAssistantMessageEventStream } from './event-stream.js';

@@ -131,7 +131,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * a completion causes has run before the next release, so completion order is the same in
  * both whatever their microtask counts.
  */
-function scheduler() {
+export function scheduler() {
   const waiting = [];
   let seq = 0;
   let running = true;
@@ -157,22 +157,12 @@ function scheduler() {
 }
 
 /**
- * Runs `scenario` through `impl` ({ runAgentLoop, runAgentLoopContinue,
- * createAssistantMessageEventStream }). Resolves with the observable record.
+ * A scripted stream function over `impl.createAssistantMessageEventStream`: each call
+ * answers with the next of `responses` (then a plain "done"), streaming its blocks as a
+ * provider would, and records what it received in `requests`.
  */
-export async function runScenario(impl, scenario) {
-  const events = [];
-  const requests = [];
-  const log = [];
-  const responses = [...scenario.responses];
-  const controller = new AbortController();
-  const steering = scenario.hooks.steering ? clone(scenario.hooks.steering) : undefined;
-  const followUps = scenario.hooks.followUps ? clone(scenario.hooks.followUps) : undefined;
-  let turns = 0;
-  let continued = false;
-  const clock = scheduler();
-
-  const streamFn = (model, context, options) => {
+export function makeStreamFn(impl, responses, requests) {
+  return (model, context, options) => {
     requests.push({
       messages: normalize(context.messages),
       keys: Object.keys(context),
@@ -231,8 +221,11 @@ export async function runScenario(impl, scenario) {
     })();
     return stream;
   };
+}
 
-  const tools = scenario.tools.map((t) => ({
+/** The scenario's tools from their specs; executions are logged and released by `clock`. */
+export function makeTools(specs, log, clock) {
+  return specs.map((t) => ({
     name: t.name,
     label: t.name,
     description: `the ${t.name} tool`,
@@ -257,22 +250,14 @@ export async function runScenario(impl, scenario) {
       }
     },
   }));
+}
 
-  const h = scenario.hooks;
-  const config = {
-    model: { id: 'test-model', api: 'test-api', provider: 'test-provider' },
-    convertToLlm: (messages) => {
-      if (h.convertThrows) throw new TypeError('convertToLlm exploded');
-      return messages.filter((m) => ['system', 'user', 'assistant', 'toolResult'].includes(m.role));
-    },
-    ...(scenario.toolExecution ? { toolExecution: scenario.toolExecution } : {}),
-    ...(scenario.reasoning ? { reasoning: scenario.reasoning } : {}),
-    ...(scenario.apiKey ? { apiKey: scenario.apiKey } : {}),
-    ...(h.getApiKey !== undefined ? { getApiKey: async () => h.getApiKey } : {}),
-    ...(h.transformContext ? { transformContext: async (messages) => messages.filter((m) => m.role !== 'system' || m.toolsAdded) } : {}),
-    ...(steering ? { getSteeringMessages: async () => steering.shift() ?? [] } : {}),
-    ...(followUps ? { getFollowUpMessages: async () => followUps.shift() ?? [] } : {}),
-  };
+/** The scenario's tool and turn hooks (`before`, `after`, `finish`, `nextTurn`,
+ * `prepareRequest`), each with its own state. */
+export function makeHooks(h) {
+  const config = {};
+  let turns = 0;
+  let continued = false;
   if (h.before) {
     config.beforeToolCall = async ({ toolCall, args }) => {
       if (h.before === 'throw' && toolCall.name === 'calc') throw new Error('before hook failed');
@@ -313,6 +298,43 @@ export async function runScenario(impl, scenario) {
   if (h.prepareRequest) {
     config.prepareRequest = async () => (h.prepareRequest === 'off' ? { thinkingLevel: 'off' } : undefined);
   }
+  return config;
+}
+
+/**
+ * Runs `scenario` through `impl` ({ runAgentLoop, runAgentLoopContinue,
+ * createAssistantMessageEventStream }). Resolves with the observable record.
+ */
+export async function runScenario(impl, scenario) {
+  const events = [];
+  const requests = [];
+  const log = [];
+  const responses = [...scenario.responses];
+  const controller = new AbortController();
+  const steering = scenario.hooks.steering ? clone(scenario.hooks.steering) : undefined;
+  const followUps = scenario.hooks.followUps ? clone(scenario.hooks.followUps) : undefined;
+  const clock = scheduler();
+
+  const streamFn = makeStreamFn(impl, responses, requests);
+
+  const tools = makeTools(scenario.tools, log, clock);
+
+  const h = scenario.hooks;
+  const config = {
+    model: { id: 'test-model', api: 'test-api', provider: 'test-provider' },
+    convertToLlm: (messages) => {
+      if (h.convertThrows) throw new TypeError('convertToLlm exploded');
+      return messages.filter((m) => ['system', 'user', 'assistant', 'toolResult'].includes(m.role));
+    },
+    ...(scenario.toolExecution ? { toolExecution: scenario.toolExecution } : {}),
+    ...(scenario.reasoning ? { reasoning: scenario.reasoning } : {}),
+    ...(scenario.apiKey ? { apiKey: scenario.apiKey } : {}),
+    ...(h.getApiKey !== undefined ? { getApiKey: async () => h.getApiKey } : {}),
+    ...(h.transformContext ? { transformContext: async (messages) => messages.filter((m) => m.role !== 'system' || m.toolsAdded) } : {}),
+    ...(steering ? { getSteeringMessages: async () => steering.shift() ?? [] } : {}),
+    ...(followUps ? { getFollowUpMessages: async () => followUps.shift() ?? [] } : {}),
+  };
+  Object.assign(config, makeHooks(h));
 
   let aborted = false;
   const emit = async (event) => {

@@ -1,0 +1,457 @@
+// The `Agent` class (spec §11): a stateful wrapper over this package's loop. It owns the
+// transcript and tools, queues steering and follow-up messages for the loop's poll points,
+// reduces every event into `state` and then awaits its listeners in order (a barrier for the
+// loop), and turns a failed run into pi's synthetic error message.
+//
+// Written in JS on purpose: its state is JS objects the caller reads and assigns
+// (`state.messages` is a live array, `pendingToolCalls` a Set), so keeping it here costs no
+// crossing per event and makes re-entrant calls from listeners, tools and hooks (steer,
+// followUp, abort, reading state, prompt while busy) plain JS calls, never a second borrow
+// inside wasm. The loop itself runs in wasm.
+//
+// Better than pi-agent-core 1.6.0, tested on their own:
+// - Steering or follow-up messages drained by a run that then fails before they were sent
+//   go back to the front of their queue (pi loses them, L-137/L-160).
+// - The failure message gets its own usage object (pi shares one module-level object
+//   between all failure messages, so mutating one changes the others).
+
+import { runAgentLoop, runAgentLoopContinue, getDefaultStreamFn } from './loop.js';
+
+const ROLES = new Set(['system', 'user', 'assistant', 'toolResult']);
+
+/** L-130: the default `convertToLlm` keeps the four LLM roles and drops custom messages. */
+function defaultConvertToLlm(messages) {
+  return messages.filter((m) => ROLES.has(m.role));
+}
+
+function defaultModel() {
+  return {
+    id: 'unknown', name: 'unknown', api: 'unknown', provider: 'unknown', baseUrl: '', reasoning: false,
+    input: [], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 0, maxTokens: 0,
+  };
+}
+
+const emptyUsage = () => ({
+  input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+});
+
+// --- The transcript's system-message model (spec §3), for state read in JS. ---
+
+function contentText(content, separator = '\n') {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.filter((b) => b?.type === 'text').map((b) => b.text).join(separator);
+}
+
+/** A system message as a whole prompt: its content, then its non-null sections. */
+function systemMessageText(message) {
+  const parts = [contentText(message.content)];
+  for (const text of Object.values(message.sections ?? {})) if (text !== null) parts.push(text);
+  return parts.filter((p) => p.length > 0).join('\n\n');
+}
+
+/** What the model sees of a tool: its name, description, schema (a JSON copy) and sampling. */
+function toolDeclaration(tool) {
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters === undefined ? undefined : JSON.parse(JSON.stringify(tool.parameters)),
+    ...(tool.constrainedSampling === undefined ? {} : { constrainedSampling: tool.constrainedSampling }),
+  };
+}
+
+/** L-23: the leading system message for a prompt and tools, or undefined for neither. */
+function initialSystemMessage(systemPrompt, tools) {
+  const hasPrompt = systemPrompt !== undefined && systemPrompt.length > 0;
+  const hasTools = tools !== undefined && tools.length > 0;
+  if (!hasPrompt && !hasTools) return undefined;
+  return { role: 'system', content: systemPrompt ?? '', ...(hasTools ? { toolsAdded: tools } : {}), timestamp: 0 };
+}
+
+/** L-28: every system message replayed into one (content appended, sections patched, tools
+ * added and removed in order); undefined when there is none and no tools. */
+function currentSystemMessage(messages) {
+  const content = [];
+  const sections = new Map();
+  const tools = new Map();
+  let timestamp;
+  for (const m of messages) {
+    if (m?.role !== 'system') continue;
+    timestamp ??= m.timestamp;
+    const text = contentText(m.content);
+    if (text.length > 0) content.push(text);
+    for (const [name, value] of Object.entries(m.sections ?? {})) {
+      if (value === null) sections.delete(name);
+      else sections.set(name, value);
+    }
+    for (const t of m.toolsRemoved ?? []) tools.delete(t.name);
+    for (const t of m.toolsAdded ?? []) tools.set(t.name, t);
+  }
+  if (timestamp === undefined && tools.size === 0) return undefined;
+  return {
+    role: 'system',
+    content: content.join('\n\n'),
+    ...(sections.size > 0 ? { sections: Object.fromEntries(sections) } : {}),
+    ...(tools.size > 0 ? { toolsAdded: [...tools.values()] } : {}),
+    timestamp: timestamp ?? 0,
+  };
+}
+
+// --- Queues (L-135). ---
+
+class MessageQueue {
+  constructor(mode) {
+    this.mode = mode;
+    this.items = [];
+  }
+
+  peek() {
+    if (this.mode === 'all') return this.items.slice();
+    return this.items.length > 0 ? [this.items[0]] : [];
+  }
+
+  drain() {
+    const taken = this.peek();
+    this.items = this.items.slice(taken.length);
+    return taken;
+  }
+
+  /** Puts messages back at the front, in their order. */
+  restore(messages) {
+    this.items = [...messages, ...this.items];
+  }
+}
+
+/** L-133: the state object; the same object for the Agent's lifetime. */
+function createState(initial) {
+  let tools = initial?.tools?.slice() ?? [];
+  let messages = initial?.messages?.slice() ?? [];
+  const head = initialSystemMessage(initial?.systemPrompt, tools.map(toolDeclaration));
+  if (head && messages[0]?.role !== 'system') messages.unshift(head);
+  return {
+    get systemPrompt() {
+      const m = currentSystemMessage(messages);
+      return m ? systemMessageText(m) : '';
+    },
+    model: initial?.model ?? defaultModel(),
+    thinkingLevel: initial?.thinkingLevel ?? 'off',
+    get tools() {
+      return tools;
+    },
+    set tools(next) {
+      tools = next.slice();
+    },
+    get messages() {
+      return messages;
+    },
+    set messages(next) {
+      messages = next.slice();
+    },
+    isStreaming: false,
+    streamingMessage: undefined,
+    pendingToolCalls: new Set(),
+    errorMessage: undefined,
+  };
+}
+
+const FORWARDED = ['sessionId', 'onPayload', 'onResponse', 'onProviderStreamEvent', 'transport', 'thinkingBudgets',
+  'maxRetryDelayMs', 'identity', 'toolExecution', 'beforeToolCall', 'afterToolCall', 'finishTurn', 'prepareRequest',
+  'convertToLlm', 'transformContext', 'getApiKey'];
+
+export class Agent {
+  #state;
+  #listeners = new Set();
+  #steering;
+  #followUps;
+  /** The active run: { promise, resolve, controller, drained } or undefined. */
+  #run;
+
+  constructor(options) {
+    const o = options ?? {};
+    this.#state = createState(o.initialState);
+    this.convertToLlm = o.convertToLlm ?? defaultConvertToLlm;
+    this.transformContext = o.transformContext;
+    // L-131: resolved now; throws the L-36 error when there is none.
+    this.streamFunction = o.streamFn ?? getDefaultStreamFn();
+    this.getApiKey = o.getApiKey;
+    this.onPayload = o.onPayload;
+    this.onResponse = o.onResponse;
+    this.onProviderStreamEvent = o.onProviderStreamEvent;
+    this.beforeToolCall = o.beforeToolCall;
+    this.afterToolCall = o.afterToolCall;
+    this.finishTurn = o.finishTurn;
+    this.prepareRequest = o.prepareRequest;
+    this.prepareNextTurn = o.prepareNextTurn;
+    this.prepareNextTurnWithContext = o.prepareNextTurnWithContext;
+    this.#steering = new MessageQueue(o.steeringMode ?? 'one-at-a-time');
+    this.#followUps = new MessageQueue(o.followUpMode ?? 'one-at-a-time');
+    this.sessionId = o.sessionId;
+    this.thinkingBudgets = o.thinkingBudgets;
+    this.transport = o.transport ?? 'auto';
+    this.maxRetryDelayMs = o.maxRetryDelayMs;
+    this.toolExecution = o.toolExecution ?? 'parallel';
+    this.identity = o.identity;
+  }
+
+  /** L-139: adds a listener `(event, signal)`; returns its unsubscribe function. */
+  subscribe(listener) {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  get state() {
+    return this.#state;
+  }
+
+  get steeringMode() {
+    return this.#steering.mode;
+  }
+
+  set steeringMode(mode) {
+    this.#steering.mode = mode;
+  }
+
+  get followUpMode() {
+    return this.#followUps.mode;
+  }
+
+  set followUpMode(mode) {
+    this.#followUps.mode = mode;
+  }
+
+  /** Queues a message for the next steering poll (after the current assistant turn). */
+  steer(message) {
+    this.#steering.items.push(message);
+  }
+
+  /** Queues a message for when the agent would otherwise stop. */
+  followUp(message) {
+    this.#followUps.items.push(message);
+  }
+
+  clearSteeringQueue() {
+    this.#steering.items = [];
+  }
+
+  clearFollowUpQueue() {
+    this.#followUps.items = [];
+  }
+
+  clearAllQueues() {
+    this.clearSteeringQueue();
+    this.clearFollowUpQueue();
+  }
+
+  hasQueuedMessages() {
+    return this.#steering.items.length > 0 || this.#followUps.items.length > 0;
+  }
+
+  /** L-136: what the next poll would take, steering first; consumes nothing. */
+  peekQueuedMessages() {
+    const steering = this.#steering.peek();
+    return steering.length > 0 ? steering : this.#followUps.peek();
+  }
+
+  get signal() {
+    return this.#run?.controller.signal;
+  }
+
+  abort() {
+    this.#run?.controller.abort();
+  }
+
+  /** L-150: settles after the active run and its `agent_end` listeners. */
+  waitForIdle() {
+    return this.#run?.promise ?? Promise.resolve();
+  }
+
+  /** L-151: back to the replayed system message; model, level, tools and hooks stay. */
+  reset() {
+    if (this.#run) throw new Error('Agent is already processing. Wait for completion before resetting.');
+    const head = currentSystemMessage(this.#state.messages);
+    this.#state.messages = head ? [head] : [];
+    this.#state.isStreaming = false;
+    this.#state.streamingMessage = undefined;
+    this.#state.pendingToolCalls = new Set();
+    this.#state.errorMessage = undefined;
+    this.clearAllQueues();
+  }
+
+  /** L-145. */
+  async prompt(input, images) {
+    if (this.#run) {
+      throw new Error('Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.');
+    }
+    await this.#runPrompts(promptMessages(input, images));
+  }
+
+  /** L-147: continue from the transcript (its last message must not be an assistant's,
+   * unless messages are queued). */
+  async continue() {
+    if (this.#run) throw new Error('Agent is already processing. Wait for completion before continuing.');
+    const messages = this.#state.messages;
+    const last = messages[messages.length - 1];
+    if (!last || messages.every((m) => m.role === 'system')) throw new Error('No messages to continue from');
+    if (last.role !== 'assistant') {
+      await this.#lifecycle((signal, config) =>
+        runAgentLoopContinue(this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction));
+      return;
+    }
+    const steering = this.#steering.drain();
+    if (steering.length > 0) {
+      await this.#runPrompts(steering, true, [this.#steering, steering]);
+      return;
+    }
+    const followUps = this.#followUps.drain();
+    if (followUps.length > 0) {
+      await this.#runPrompts(followUps, false, [this.#followUps, followUps]);
+      return;
+    }
+    throw new Error('Cannot continue from message role: assistant');
+  }
+
+  async #runPrompts(prompts, skipInitialSteeringPoll = false, fromQueue = undefined) {
+    await this.#lifecycle(
+      (signal, config) => runAgentLoop(prompts, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction),
+      skipInitialSteeringPoll,
+      fromQueue,
+    );
+  }
+
+  /** L-146: the run sees a copy of the transcript and tools as they are now. */
+  #snapshot() {
+    return { messages: this.#state.messages.slice(), tools: this.#state.tools.slice() };
+  }
+
+  /** L-152/L-153/L-137: the loop configuration, from the Agent's fields at run start. */
+  #config(run, skipInitialSteeringPoll) {
+    const config = { model: this.#state.model, reasoning: this.#state.thinkingLevel === 'off' ? undefined : this.#state.thinkingLevel };
+    for (const key of FORWARDED) config[key] = this[key];
+    if (this.prepareNextTurnWithContext || this.prepareNextTurn) {
+      config.prepareNextTurn = async (turn) => {
+        if (this.prepareNextTurnWithContext) return await this.prepareNextTurnWithContext(turn, this.signal);
+        return await this.prepareNextTurn?.(this.signal);
+      };
+    }
+    let skip = skipInitialSteeringPoll;
+    const drain = (queue) => {
+      const taken = queue.drain();
+      for (const m of taken) run.drained.push([queue, m]);
+      return taken;
+    };
+    config.getSteeringMessages = async () => {
+      if (skip) {
+        skip = false;
+        return [];
+      }
+      return drain(this.#steering);
+    };
+    config.getFollowUpMessages = async () => drain(this.#followUps);
+    return config;
+  }
+
+  /** L-155/L-156/L-157: one run, from start to idle. */
+  async #lifecycle(execute, skipInitialSteeringPoll = false, fromQueue = undefined) {
+    if (this.#run) throw new Error('Agent is already processing.');
+    const controller = new AbortController();
+    let resolve;
+    const promise = new Promise((r) => {
+      resolve = r;
+    });
+    const run = { promise, resolve, controller, drained: [] };
+    if (fromQueue) for (const m of fromQueue[1]) run.drained.push([fromQueue[0], m]);
+    this.#run = run;
+    this.#state.isStreaming = true;
+    this.#state.streamingMessage = undefined;
+    this.#state.errorMessage = undefined;
+    try {
+      await execute(controller.signal, this.#config(run, skipInitialSteeringPoll));
+    } catch (error) {
+      this.#restoreUnsent(run);
+      await this.#fail(error, controller.signal.aborted);
+    } finally {
+      this.#state.isStreaming = false;
+      this.#state.streamingMessage = undefined;
+      this.#state.pendingToolCalls = new Set();
+      this.#run = undefined;
+      resolve();
+    }
+  }
+
+  /** Queued messages the failed run drained but never sent go back to their queues. */
+  #restoreUnsent(run) {
+    const unsent = new Map();
+    for (const [queue, message] of run.drained) {
+      if (run.sent?.has(message)) continue;
+      if (!unsent.has(queue)) unsent.set(queue, []);
+      unsent.get(queue).push(message);
+    }
+    for (const [queue, messages] of unsent) queue.restore(messages);
+  }
+
+  /** L-157: the synthetic failure message and the events that close the run. */
+  async #fail(error, aborted) {
+    const model = this.#state.model;
+    const failure = {
+      role: 'assistant',
+      content: [{ type: 'text', text: '' }],
+      api: model.api,
+      provider: model.provider,
+      model: model.id,
+      usage: emptyUsage(),
+      stopReason: aborted ? 'aborted' : 'error',
+      errorMessage: error instanceof Error ? error.message : String(error),
+      timestamp: Date.now(),
+    };
+    await this.#process({ type: 'message_start', message: failure });
+    await this.#process({ type: 'message_end', message: failure });
+    await this.#process({ type: 'turn_end', message: failure, toolResults: [] });
+    await this.#process({ type: 'agent_end', messages: [failure] });
+  }
+
+  /** L-140/L-141: reduce the event into state, then await each listener in order. */
+  async #process(event) {
+    const state = this.#state;
+    switch (event.type) {
+      case 'message_start':
+      case 'message_update':
+        state.streamingMessage = event.message;
+        break;
+      case 'message_end':
+        state.streamingMessage = undefined;
+        state.messages.push(event.message);
+        if (this.#run) (this.#run.sent ??= new Set()).add(event.message);
+        break;
+      case 'tool_execution_start':
+        state.pendingToolCalls = new Set(state.pendingToolCalls).add(event.toolCallId);
+        break;
+      case 'tool_execution_end': {
+        const pending = new Set(state.pendingToolCalls);
+        pending.delete(event.toolCallId);
+        state.pendingToolCalls = pending;
+        break;
+      }
+      case 'turn_end':
+        if (event.message?.role === 'assistant' && event.message.errorMessage) state.errorMessage = event.message.errorMessage;
+        break;
+      case 'agent_end':
+        state.streamingMessage = undefined;
+        break;
+      default:
+        break;
+    }
+    const signal = this.#run?.controller.signal;
+    if (!signal) throw new Error('Agent listener invoked outside active run');
+    for (const listener of this.#listeners) await listener(event, signal);
+  }
+}
+
+/** L-145: a prompt as the loop's list of messages. */
+function promptMessages(input, images) {
+  if (Array.isArray(input)) return input;
+  if (typeof input !== 'string') return [input];
+  const content = [{ type: 'text', text: input }];
+  if (images && images.length > 0) content.push(...images);
+  return [{ role: 'user', content, timestamp: Date.now() }];
+}

@@ -1,0 +1,72 @@
+// The Agent differential suite: seeded conversations (tests/js/shared/agent-conversation.mjs)
+// through this package's Agent and pi-agent-core 1.6.0's must give the same events, the same
+// state reads inside listeners, the same state after every step, the same settlement order
+// of prompt()/continue() and waitForIdle(), and the same stream requests.
+//
+// The one intentional difference: messages a failed run drained from a queue but never sent
+// go back to their queue here, where pi loses them (L-137/L-160). A conversation is compared
+// up to the step where that happened; that the messages came back is checked.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as ours from 'pi-agent-wasm';
+import * as piCore from '@earendil-works/pi-agent-core';
+import { createAssistantMessageEventStream as piStream } from '@earendil-works/pi-ai';
+import { generateConversation, runConversation } from './shared/agent-conversation.mjs';
+
+const OURS = { Agent: ours.Agent, createAssistantMessageEventStream: ours.createAssistantMessageEventStream };
+const PI = { Agent: piCore.Agent, createAssistantMessageEventStream: piStream };
+const COUNT = Number(process.env.AGENT_CONVERSATIONS ?? 400);
+
+/** The record up to and including step `last`. */
+function upTo(record, last) {
+  return {
+    events: record.events.filter((e) => e.step <= last),
+    states: record.states.slice(0, last + 1),
+    order: record.order.filter((o) => Number(o.split(' ')[0]) <= last),
+  };
+}
+
+test(`agent differential: ${COUNT} generated conversations behave as pi-agent-core 1.6.0's Agent (L-129…L-160)`, async () => {
+  const failures = [];
+  let events = 0;
+  let restored = 0;
+  let failedRuns = 0;
+  for (let seed = 1; seed <= COUNT; seed++) {
+    const conv = generateConversation(seed);
+    const a = await runConversation(OURS, conv);
+    const b = await runConversation(PI, conv);
+    events += b.events.length;
+    failedRuns += b.order.filter((o) => o.includes('rejected')).length
+      + b.states.filter((s) => s.messages.at(-1)?.content?.[0]?.text === '' && s.errorMessage).length;
+    // The first step after which the queues differ: pi lost drained messages there.
+    const diverged = a.states.findIndex((s, i) => JSON.stringify(s.peek) !== JSON.stringify(b.states[i]?.peek) || s.queued !== b.states[i]?.queued);
+    if (diverged >= 0) {
+      restored += 1;
+      const left = upTo(a, diverged);
+      const right = upTo(b, diverged);
+      right.states = right.states.map((s, i) => (i === diverged ? { ...s, peek: left.states[i].peek, queued: left.states[i].queued } : s));
+      try {
+        assert.deepEqual(left, right);
+        assert.ok(a.states[diverged].queued && a.states[diverged].peek.length > 0, 'ours kept the unsent messages');
+        assert.ok(b.states[diverged].errorMessage, 'only a failed run loses messages');
+      } catch (e) {
+        failures.push(`seed ${seed} (restored at step ${diverged}): ${e.message.slice(0, 1500)}`);
+      }
+      continue;
+    }
+    try {
+      assert.deepEqual(a.events, b.events);
+      assert.deepEqual(a.reads, b.reads);
+      assert.deepEqual(a.states, b.states);
+      assert.deepEqual(a.order, b.order);
+      assert.deepEqual(a.busy, b.busy);
+      assert.deepEqual(a.requests, b.requests);
+      assert.deepEqual(a.toolLog, b.toolLog);
+    } catch (e) {
+      failures.push(`seed ${seed}: ${e.message.slice(0, 3000)}`);
+    }
+    if (failures.length >= 3) break;
+  }
+  console.log(`agent differential: ${COUNT} conversations, ${events} reference events, ${failedRuns} failed runs, ${restored} with restored queue messages`);
+  assert.deepEqual(failures, []);
+});
