@@ -430,3 +430,106 @@ export declare class SseDecoder {
   /** Releases the decoder's wasm memory now instead of at garbage collection. */
   free(): void;
 }
+
+// ---------------------------------------------------------------------------------------
+// Agent (spec §11)
+
+export type QueueMode = "all" | "one-at-a-time";
+
+/** The state an `Agent` owns. The same object for the Agent's lifetime. */
+export interface AgentState {
+  /** The system prompt the transcript's system messages replay to (read only). */
+  readonly systemPrompt: string;
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+  /** The live array; assigning stores a copy. */
+  tools: AgentTool<any>[];
+  /** The live transcript; assigning stores a copy. */
+  messages: AgentMessage[];
+  readonly isStreaming: boolean;
+  readonly streamingMessage?: AgentMessage;
+  readonly pendingToolCalls: ReadonlySet<string>;
+  readonly errorMessage?: string;
+}
+
+export interface AgentInitialState {
+  systemPrompt?: string;
+  model?: Model;
+  thinkingLevel?: ThinkingLevel;
+  tools?: AgentTool<any>[];
+  messages?: AgentMessage[];
+}
+
+export interface AgentOptions {
+  initialState?: AgentInitialState;
+  convertToLlm?: (messages: AgentMessage[]) => MaybePromise<Message[]>;
+  transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => MaybePromise<AgentMessage[]>;
+  /** Defaults to the default stream function (this package's built-in `streamSimple`). */
+  streamFn?: StreamFn;
+  getApiKey?: (provider: string) => MaybePromise<string | undefined>;
+  onPayload?: SimpleStreamOptions["onPayload"];
+  onResponse?: SimpleStreamOptions["onResponse"];
+  onProviderStreamEvent?: SimpleStreamOptions["onProviderStreamEvent"];
+  beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<BeforeToolCallResult | undefined | void>;
+  afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => MaybePromise<AfterToolCallResult | undefined | void>;
+  finishTurn?: FinishTurn;
+  prepareRequest?: PrepareRequest;
+  /** Legacy: receives the run's abort signal, not the turn. */
+  prepareNextTurn?: (signal?: AbortSignal) => MaybePromise<AgentLoopTurnUpdate | undefined | void>;
+  prepareNextTurnWithContext?: (context: PrepareNextTurnContext, signal?: AbortSignal) => MaybePromise<AgentLoopTurnUpdate | undefined | void>;
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+  sessionId?: string;
+  thinkingBudgets?: SimpleStreamOptions["thinkingBudgets"];
+  transport?: SimpleStreamOptions["transport"];
+  maxRetryDelayMs?: number;
+  toolExecution?: ToolExecutionMode;
+  identity?: ClientIdentity;
+}
+
+/**
+ * The stateful wrapper around the loop: owns the transcript and tools, queues steering and
+ * follow-up messages, awaits its listeners in order for every event, and exposes abort and
+ * idle. pi-agent-core 1.6.0's `Agent`.
+ */
+export declare class Agent {
+  convertToLlm: (messages: AgentMessage[]) => MaybePromise<Message[]>;
+  transformContext?: AgentOptions["transformContext"];
+  streamFunction: StreamFn;
+  getApiKey?: AgentOptions["getApiKey"];
+  onPayload?: AgentOptions["onPayload"];
+  onResponse?: AgentOptions["onResponse"];
+  onProviderStreamEvent?: AgentOptions["onProviderStreamEvent"];
+  beforeToolCall?: AgentOptions["beforeToolCall"];
+  afterToolCall?: AgentOptions["afterToolCall"];
+  finishTurn?: FinishTurn;
+  prepareRequest?: PrepareRequest;
+  prepareNextTurn?: AgentOptions["prepareNextTurn"];
+  prepareNextTurnWithContext?: AgentOptions["prepareNextTurnWithContext"];
+  sessionId?: string;
+  thinkingBudgets?: AgentOptions["thinkingBudgets"];
+  transport: NonNullable<AgentOptions["transport"]>;
+  maxRetryDelayMs?: number;
+  toolExecution: ToolExecutionMode;
+  identity?: ClientIdentity;
+  constructor(options?: AgentOptions);
+  /** Listeners run in subscription order and are awaited: a barrier for the loop. */
+  subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void;
+  get state(): AgentState;
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+  steer(message: AgentMessage): void;
+  followUp(message: AgentMessage): void;
+  clearSteeringQueue(): void;
+  clearFollowUpQueue(): void;
+  clearAllQueues(): void;
+  hasQueuedMessages(): boolean;
+  peekQueuedMessages(): AgentMessage[];
+  get signal(): AbortSignal | undefined;
+  abort(): void;
+  waitForIdle(): Promise<void>;
+  reset(): void;
+  prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
+  prompt(input: string, images?: ImageContent[]): Promise<void>;
+  continue(): Promise<void>;
+}

@@ -34,6 +34,7 @@ test('a non-byte argument is a thrown Error, and the instance keeps working', ()
 
 test('the node entry exposes the public API only (no wasm init functions)', () => {
   assert.deepEqual(Object.keys(pkg).sort(), [
+    'Agent',
     'AssistantMessageEventStream',
     'DEFAULT_AGENT_IDENTITY',
     'EventStream',

@@ -89,3 +89,20 @@ export async function typedRun(): Promise<number> {
   });
   return outcome.isError ? 0 : messages.length;
 }
+
+// The Agent class (spec §11).
+import { Agent, type AgentEvent as AgentLoopEvent, type AgentState } from "pi-agent-wasm";
+const agent = new Agent({ initialState: { systemPrompt: "Be terse.", thinkingLevel: "low" }, steeringMode: "all" });
+const unsubscribe: () => void = agent.subscribe(async (event: AgentLoopEvent, signal: AbortSignal) => {
+  if (event.type === "tool_execution_start" && !signal.aborted) agent.steer({ role: "user", content: "and?", timestamp: 1 });
+});
+const state: AgentState = agent.state;
+const prompt: string = state.systemPrompt;
+state.messages = [];
+void prompt;
+void agent.prompt("hi", [{ type: "image", data: "", mimeType: "image/png" }]).then(() => agent.waitForIdle());
+void agent.continue();
+agent.followUpMode = "one-at-a-time";
+agent.abort();
+agent.reset();
+unsubscribe();
