@@ -1,0 +1,383 @@
+// The demo page: a chat over this package's `Agent`, with tool cards, steering, follow-ups,
+// abort, an event inspector and per-turn usage. A readable example of the API: everything
+// the page shows comes from `agent.subscribe` events and `agent.state`.
+import { Agent } from 'pi-agent-wasm';
+import { demoTools } from './tools.js';
+import { renderMarkdown } from './markdown.js';
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, className, text) => {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+};
+
+// --- Settings -------------------------------------------------------------------------
+
+const PRESETS = {
+  demo: { label: 'Scripted demo model (offline)', api: 'openai-completions', baseUrl: `${location.origin}/demo/v1`, model: 'demo-scripted', key: false,
+    hint: 'A deterministic scripted model served by the demo server: not an LLM. No key needed.' },
+  openai: { label: 'OpenAI', api: 'openai-responses', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', key: true, hint: 'OpenAI Responses API.' },
+  anthropic: { label: 'Anthropic', api: 'anthropic-messages', baseUrl: 'https://api.anthropic.com', model: 'claude-sonnet-4-5', key: true, hint: 'Anthropic Messages API (browser access header sent).' },
+  gemini: { label: 'Google Gemini', api: 'google-generative-ai', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', model: 'gemini-2.5-flash', key: true, hint: 'Gemini streamGenerateContent.' },
+  openrouter: { label: 'OpenRouter', api: 'openai-completions', baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4o-mini', key: true, hint: 'OpenAI-compatible Chat Completions.' },
+  local: { label: 'Local server (Ollama, llama.cpp)', api: 'openai-completions', baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen2.5:7b', key: false,
+    hint: 'Any OpenAI-compatible server; the server must allow this page\'s origin (CORS).' },
+};
+const KEY_STORE = 'pi-agent-wasm-demo-key';
+let apiKey = sessionStorage.getItem(KEY_STORE) ?? '';
+
+function settings() {
+  const preset = PRESETS[$('preset').value];
+  return {
+    preset: $('preset').value,
+    api: preset.api,
+    baseUrl: $('base-url').value.trim().replace(/\/+$/, ''),
+    modelId: $('model-id').value.trim(),
+    thinking: $('thinking').value,
+    toolExecution: $('tool-execution').value,
+  };
+}
+
+function applyPreset(name) {
+  const p = PRESETS[name];
+  $('base-url').value = p.baseUrl;
+  $('model-id').value = p.model;
+  $('preset-hint').textContent = p.hint;
+  updateModelLabel();
+}
+
+function updateModelLabel() {
+  const s = settings();
+  const label = $('model-label');
+  label.textContent = s.preset === 'demo' ? 'Scripted demo model — not an LLM' : `${PRESETS[s.preset].label} · ${s.modelId}`;
+  label.classList.toggle('demo', s.preset === 'demo');
+}
+
+function initSettings() {
+  for (const [name, p] of Object.entries(PRESETS)) $('preset').append(new Option(p.label, name));
+  applyPreset('demo');
+  $('api-key').value = apiKey;
+  $('remember').checked = sessionStorage.getItem(KEY_STORE) !== null;
+  $('preset').addEventListener('change', (e) => applyPreset(e.target.value));
+  $('model-id').addEventListener('input', updateModelLabel);
+  $('api-key').addEventListener('input', (e) => {
+    apiKey = e.target.value;
+    if ($('remember').checked) sessionStorage.setItem(KEY_STORE, apiKey);
+  });
+  $('remember').addEventListener('change', (e) => {
+    if (e.target.checked) sessionStorage.setItem(KEY_STORE, apiKey);
+    else sessionStorage.removeItem(KEY_STORE);
+  });
+  $('settings-toggle').addEventListener('click', () => {
+    const open = $('settings').hidden;
+    $('settings').hidden = !open;
+    $('settings-toggle').setAttribute('aria-expanded', String(open));
+  });
+}
+
+/** The Agent's model for the current settings. */
+function currentModel() {
+  const s = settings();
+  return {
+    id: s.modelId, name: s.modelId, api: s.api, provider: s.preset, baseUrl: s.baseUrl, reasoning: s.thinking !== 'off',
+    input: ['text', 'image'], cost: { input: 1, output: 4, cacheRead: 0.1, cacheWrite: 1 }, contextWindow: 128000, maxTokens: 4096,
+  };
+}
+
+// --- The agent ------------------------------------------------------------------------
+
+const agent = new Agent({
+  initialState: {
+    systemPrompt: 'You are a helpful assistant in a demo of an agent loop. Use the tools for arithmetic, the time and long tasks.',
+    tools: demoTools,
+  },
+  // The demo server and local servers ignore the key (one must still be sent); hosted
+  // providers need the one from the settings.
+  getApiKey: () => (PRESETS[settings().preset].key ? apiKey || undefined : apiKey || 'none'),
+});
+
+// --- Transcript rendering -------------------------------------------------------------
+
+const transcript = $('transcript');
+let bubble = null; // the assistant message being streamed: { root, thinking, text, cards, raw }
+const cards = new Map(); // toolCallId -> { root, args, status, output, started }
+const queued = new Map(); // queued message object -> its queue entry
+let turnUsage = null;
+
+function scrollDown() {
+  transcript.scrollTop = transcript.scrollHeight;
+}
+
+function userBubble(message) {
+  const li = el('li', 'msg user');
+  const body = typeof message.content === 'string' ? message.content : message.content.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+  li.append(el('div', 'who', queued.has(message) ? 'You (steering)' : 'You'), el('div', 'body', body));
+  transcript.append(li);
+}
+
+function assistantBubble() {
+  const root = el('li', 'msg assistant');
+  const thinking = el('details', 'thinking');
+  thinking.hidden = true;
+  thinking.append(el('summary', '', 'Thinking'), el('div', 'thinking-text'));
+  const text = el('div', 'body markdown');
+  const toolCards = el('div', 'cards');
+  const footer = el('div', 'footer');
+  root.append(el('div', 'who', 'Assistant'), thinking, text, toolCards, footer);
+  transcript.append(root);
+  return { root, thinking, text, cards: toolCards, footer, raw: '', rendered: 0 };
+}
+
+function renderText() {
+  if (!bubble || bubble.rendered) return;
+  bubble.rendered = requestAnimationFrame(() => {
+    if (!bubble) return;
+    bubble.rendered = 0;
+    bubble.text.innerHTML = renderMarkdown(bubble.raw);
+    scrollDown();
+  });
+}
+
+function toolCard(block) {
+  const root = el('section', 'card running');
+  root.setAttribute('aria-label', `Tool ${block.name}`);
+  const head = el('div', 'card-head');
+  const status = el('span', 'card-status', 'streaming arguments');
+  head.append(el('strong', '', block.name || 'tool'), status);
+  const args = el('pre', 'card-args');
+  const progress = el('div', 'card-progress');
+  const output = el('div', 'card-output');
+  root.append(head, args, progress, output);
+  bubble.cards.append(root);
+  return { root, args, status, progress, output, started: 0 };
+}
+
+function showArgs(card, args) {
+  card.args.textContent = JSON.stringify(args ?? {}, null, 1);
+}
+
+const textOf = (result) => (result?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+
+function onEvent(event) {
+  switch (event.type) {
+    case 'agent_start':
+      turnUsage = null;
+      break;
+    case 'message_start':
+      if (event.message.role === 'user') {
+        userBubble(event.message);
+        const entry = queued.get(event.message);
+        if (entry) {
+          entry.remove();
+          queued.delete(event.message);
+        }
+      } else if (event.message.role === 'assistant') {
+        bubble = assistantBubble();
+      }
+      break;
+    case 'message_update': {
+      const e = event.assistantMessageEvent;
+      if (!bubble) break;
+      if (e.type === 'text_delta') {
+        bubble.raw += e.delta;
+        renderText();
+      } else if (e.type === 'thinking_delta') {
+        bubble.thinking.hidden = false;
+        bubble.thinking.lastChild.textContent += e.delta;
+      } else if (e.type === 'toolcall_start' || e.type === 'toolcall_delta' || e.type === 'toolcall_end') {
+        const block = event.message.content[e.contentIndex];
+        let card = cards.get(`block:${e.contentIndex}`);
+        if (!card) {
+          card = toolCard(block);
+          cards.set(`block:${e.contentIndex}`, card);
+        }
+        showArgs(card, block.arguments);
+        if (e.type === 'toolcall_end') {
+          cards.delete(`block:${e.contentIndex}`);
+          cards.set(block.id, card);
+          card.status.textContent = 'waiting';
+        }
+      }
+      scrollDown();
+      break;
+    }
+    case 'message_end': {
+      const m = event.message;
+      if (m.role !== 'assistant' || !bubble) break;
+      bubble.raw = m.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
+      bubble.text.innerHTML = renderMarkdown(bubble.raw);
+      if (m.stopReason === 'error' || m.stopReason === 'aborted') {
+        const err = el('div', `error ${m.stopReason}`, m.stopReason === 'aborted' ? `Aborted${m.errorMessage ? `: ${m.errorMessage}` : ''}` : `Error: ${m.errorMessage ?? 'unknown error'}`);
+        err.setAttribute('role', 'alert');
+        bubble.root.append(err);
+      }
+      turnUsage = { usage: m.usage, footer: bubble.footer };
+      break;
+    }
+    case 'tool_execution_start': {
+      const card = cards.get(event.toolCallId);
+      if (card) {
+        card.started = performance.now();
+        card.status.textContent = 'running';
+      }
+      break;
+    }
+    case 'tool_execution_update': {
+      const card = cards.get(event.toolCallId);
+      if (card) card.progress.textContent = textOf(event.partialResult);
+      break;
+    }
+    case 'tool_execution_end': {
+      const card = cards.get(event.toolCallId);
+      if (!card) break;
+      const ms = Math.round(performance.now() - card.started);
+      card.root.classList.remove('running');
+      card.root.classList.add(event.isError ? 'failed' : 'done');
+      card.status.textContent = `${event.isError ? 'error' : 'done'} · ${ms} ms`;
+      card.output.textContent = textOf(event.result);
+      break;
+    }
+    case 'turn_end':
+      if (turnUsage) {
+        const u = turnUsage.usage;
+        turnUsage.footer.textContent = `tokens in ${u.input} · out ${u.output}${u.cacheRead ? ` · cache ${u.cacheRead}` : ''} · $${u.cost.total.toFixed(5)}`;
+        turnUsage = null;
+      }
+      bubble = null;
+      break;
+    case 'agent_end':
+      bubble = null;
+      break;
+    default:
+      break;
+  }
+}
+
+// --- Event inspector ------------------------------------------------------------------
+
+const events = $('events');
+let t0 = 0;
+const counts = new Map();
+const MAX_EVENTS = 3000;
+
+function inspect(event) {
+  const now = performance.now();
+  if (!t0) t0 = now;
+  counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
+  const li = el('li', `event ${event.type}`);
+  li.dataset.type = event.type;
+  const detail = event.assistantMessageEvent?.type ?? event.message?.role ?? event.toolName ?? '';
+  const row = el('button', 'event-row');
+  row.type = 'button';
+  row.setAttribute('aria-expanded', 'false');
+  row.append(el('span', 'time', `+${Math.round(now - t0)} ms`), el('span', 'type', event.type), el('span', 'detail', detail));
+  // Expanded lazily: the JSON of an event is built only when asked for.
+  row.addEventListener('click', () => {
+    const open = row.getAttribute('aria-expanded') === 'true';
+    row.setAttribute('aria-expanded', String(!open));
+    if (open) li.querySelector('pre')?.remove();
+    else li.append(el('pre', 'event-json', JSON.stringify(event, (k, v) => (k === 'partial' ? '[partial]' : v), 1).slice(0, 20000)));
+  });
+  li.append(row);
+  applyFilter(li);
+  events.append(li);
+  while (events.childElementCount > MAX_EVENTS) events.firstElementChild.remove();
+  $('event-summary').textContent = [...counts].map(([k, v]) => `${k} ${v}`).join(' · ');
+}
+
+function applyFilter(li) {
+  const text = $('event-filter').value.trim().toLowerCase();
+  const hideUpdates = $('hide-updates').checked;
+  li.hidden = (hideUpdates && li.dataset.type === 'message_update') || (text !== '' && !li.textContent.toLowerCase().includes(text));
+}
+
+function initInspector() {
+  const refilter = () => { for (const li of events.children) applyFilter(li); };
+  $('event-filter').addEventListener('input', refilter);
+  $('hide-updates').addEventListener('change', refilter);
+}
+
+// --- Composer, steering, follow-ups, abort ---------------------------------------------
+
+function setBusy(busy) {
+  document.body.classList.toggle('busy', busy);
+  $('send').textContent = busy ? 'Steer' : 'Send';
+  $('send').title = busy ? 'Deliver this message before the next model request' : '';
+  $('follow-up').disabled = !busy;
+  $('abort').disabled = !busy;
+  if (busy || !$('status').textContent.startsWith('Run failed')) {
+    $('status').textContent = busy ? 'Working… type to steer, or queue a follow-up.' : 'Ready.';
+  }
+}
+
+function enqueue(kind, text) {
+  const message = { role: 'user', content: text, timestamp: Date.now() };
+  const entry = el('li', `queued ${kind}`);
+  entry.append(el('span', 'badge', kind === 'steer' ? 'steering · queued' : 'follow-up · queued'), el('span', '', text));
+  $('queue').append(entry);
+  queued.set(message, entry);
+  if (kind === 'steer') agent.steer(message);
+  else agent.followUp(message);
+}
+
+async function send(text) {
+  const model = currentModel();
+  if (PRESETS[settings().preset].key && !apiKey) {
+    $('status').textContent = 'This provider needs an API key: open Settings.';
+    return;
+  }
+  agent.state.model = model;
+  agent.state.thinkingLevel = settings().thinking;
+  agent.toolExecution = settings().toolExecution;
+  setBusy(true);
+  try {
+    // Never rejects for model or tool failures: those end as an error message in the
+    // transcript. Messages still queued stay queued for the next prompt.
+    await agent.prompt(text);
+  } catch (error) {
+    $('status').textContent = `Run failed: ${error?.message ?? error}`;
+  } finally {
+    setBusy(false);
+    $('input').focus();
+  }
+}
+
+function initComposer() {
+  const input = $('input');
+  $('composer').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const text = input.value.trim();
+    if (!text) return;
+    input.value = '';
+    if (agent.state.isStreaming) enqueue('steer', text);
+    else send(text);
+  });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey) {
+      e.preventDefault();
+      $('composer').requestSubmit();
+    } else if (e.key === 'Escape' && agent.state.isStreaming) {
+      agent.abort();
+    }
+  });
+  $('follow-up').addEventListener('click', () => {
+    const text = input.value.trim();
+    if (!text || !agent.state.isStreaming) return;
+    input.value = '';
+    enqueue('follow-up', text);
+  });
+  $('abort').addEventListener('click', () => agent.abort());
+}
+
+agent.subscribe((event) => {
+  inspect(event);
+  onEvent(event);
+});
+
+initSettings();
+initInspector();
+initComposer();
+setBusy(false);
+window.demo = { agent }; // for the console (and the browser tests)
