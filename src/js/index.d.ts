@@ -386,11 +386,12 @@ export declare function runToolCall(toolCall: AgentToolCall, options: RunToolCal
 
 export declare function setDefaultStreamFn(streamFn: StreamFn | undefined): void;
 /**
- * The built-in stream function: OpenAI Chat Completions and compatible servers
- * (`model.api === "openai-completions"`) and Google Gemini (`"google-generative-ai"`),
- * requested over `fetch` and decoded in wasm. Reads
- * `apiKey`, `signal`, `maxTokens`, `temperature`, `toolChoice`, `headers`, `maxRetries`,
- * `maxRetryDelayMs`, `timeoutMs`, `fetch`, `onPayload` and `onResponse` from the options (in a loop: from the config).
+ * The built-in stream function for `model.api` `"openai-completions"` (OpenAI and compatible
+ * servers), `"openai-responses"`, `"anthropic-messages"` and `"google-generative-ai"`,
+ * requested over `fetch` and decoded in wasm. Reads `apiKey`, `signal`, `maxTokens`,
+ * `temperature`, `toolChoice`, `headers`, `maxRetries`, `maxRetryDelayMs`, `timeoutMs`,
+ * `fetch`, `onPayload`, `onResponse`, `sessionId`, `cacheRetention`, `thinkingBudgets` and
+ * `metadata` from the options (in a loop: from the config).
  * Inside a loop its deltas never cross into JS one by one.
  */
 export declare const streamSimple: StreamFn;

@@ -221,10 +221,10 @@ function guard(target) {
 const GLUE = { openResponse, streamOptions, copyWith, updater, sleep, deadline, guard };
 
 /**
- * The built-in stream function: OpenAI Chat Completions (and compatible servers) and Google
- * Gemini, requested and decoded in Rust over `fetch`, for models with `api:
- * "openai-completions"` or `"google-generative-ai"`. Inside the loop it never crosses into JS
- * per delta.
+ * The built-in stream function, requested and decoded in Rust over `fetch`, for models with
+ * `api` `"openai-completions"` (OpenAI and compatible servers), `"openai-responses"`,
+ * `"anthropic-messages"` or `"google-generative-ai"`. Inside the loop its deltas reach JS
+ * once each, already applied to the message.
  */
 export function streamSimple(model, context, options) {
   const stream = new AssistantMessageEventStream();

@@ -1,13 +1,14 @@
-//! The built-in stream function: `openai-completions` and `google-generative-ai` requests
-//! made from Rust over the host's `fetch`, the body decoded in Rust (SSE, then the API's
+//! The built-in stream function: `openai-completions`, `openai-responses`,
+//! `anthropic-messages` and `google-generative-ai` requests made from Rust over the host's
+//! `fetch`, the body decoded in Rust (SSE, then the API's
 //! [`Decoder`]). The response's events stay Rust values; the sink sends only each delta to
 //! JS (host.rs).
 //!
 //! Failures follow pi-ai's contract (L-20): HTTP errors, network errors, bad bytes and
 //! aborts end the response as a message with `stopReason` `"error"`/`"aborted"` and an
 //! `errorMessage` naming the cause; only a throwing `onPayload`/`onResponse` hook rejects.
-//! The API key goes into the API's key header only (`Authorization` or `x-goog-api-key`) and
-//! is cut out of every error text.
+//! The API key goes into the API's key header only (`Authorization`, `x-api-key` or
+//! `x-goog-api-key`) and is cut out of every error text.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
