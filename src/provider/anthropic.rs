@@ -425,28 +425,12 @@ impl AnthropicDecoder {
         if self.started && !self.stopped {
             return self.fail("Anthropic stream ended before message_stop", false, out);
         }
-        let stop = self
-            .partial
-            .borrow()
-            .get("stopReason")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        match stop.as_str() {
-            "pending" | "" => self.fail("Anthropic stream ended without a stop reason", false, out),
-            "error" | "aborted" => {
-                let message = self
-                    .partial
-                    .borrow()
-                    .get("errorMessage")
-                    .and_then(Value::as_str)
-                    .filter(|m| !m.is_empty())
-                    .unwrap_or("An unknown error occurred")
-                    .to_string();
-                self.fail(&message, false, out)
-            }
-            reason => super::done_partial(&self.partial, reason, out),
-        }
+        super::end_by_stop_reason(
+            &self.partial,
+            "Anthropic stream ended without a stop reason",
+            "An unknown error occurred",
+            out,
+        )
     }
 
     pub fn fail(

@@ -18,7 +18,7 @@
 use serde_json::{json, Map, Value};
 
 use super::openai_completions_request::clamp_max_tokens;
-use super::transform::{collapse_system_messages, transform_messages};
+use super::transform::{collapse_system_messages, render_system_update, transform_messages};
 use crate::agent::transcript::{get_current_system_prompt, get_current_tools};
 use crate::message::{num, str_field, ThinkingLevel};
 
@@ -188,24 +188,6 @@ fn assistant_blocks(m: &Value, allow_empty_signature: bool) -> Vec<Value> {
     blocks
 }
 
-/// pi-ai `renderSystemMessageUpdate` for a later system message.
-fn system_update(m: &Value) -> String {
-    let mut parts = Vec::new();
-    let text = crate::message::content_text(m.get("content"), "");
-    if !text.is_empty() {
-        parts.push(text);
-    }
-    if let Some(Value::Object(sections)) = m.get("sections") {
-        for (name, value) in sections {
-            parts.push(match value.as_str() {
-                None => format!("Removed system prompt section \"{name}\"."),
-                Some(v) => format!("Updated system prompt section \"{name}\":\n\n{v}"),
-            });
-        }
-    }
-    parts.join("\n\n")
-}
-
 fn convert_messages(messages: &[Value], allow_empty_signature: bool) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     let mut pending_system: Vec<Value> = Vec::new();
@@ -213,7 +195,7 @@ fn convert_messages(messages: &[Value], allow_empty_signature: bool) -> Vec<Valu
     while let Some(m) = messages.get(i) {
         match str_field(m, "role") {
             "system" => {
-                let text = system_update(m);
+                let text = render_system_update(m);
                 if !text.is_empty() {
                     pending_system.push(
                         json!({"role": "system", "content": [{"type": "text", "text": text}]}),

@@ -479,13 +479,7 @@ impl GoogleDecoder {
         if let Some(reason) = candidate.and_then(|c| str_of(c, "finishReason")) {
             self.set("rawStopReason", reason.into());
             let mut stop = map_stop_reason(reason)?;
-            let has_calls = self
-                .partial
-                .borrow()
-                .get("content")
-                .and_then(Value::as_array)
-                .is_some_and(|b| b.iter().any(|b| str_of(b, "type") == Some("toolCall")));
-            if has_calls && stop == StopReason::Stop {
+            if stop == StopReason::Stop && super::has_tool_call(&self.partial) {
                 stop = StopReason::ToolUse;
             }
             self.set("stopReason", stop.as_str().into());

@@ -179,6 +179,52 @@ pub fn done_partial(
     message
 }
 
+/// The partial's string field `key` (`""` when absent).
+pub fn field_str(partial: &Partial, key: &str) -> String {
+    partial
+        .borrow()
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Whether the partial holds a tool call (a `stop` then means `toolUse`).
+pub fn has_tool_call(partial: &Partial) -> bool {
+    partial
+        .borrow()
+        .get("content")
+        .and_then(Value::as_array)
+        .is_some_and(|c| {
+            c.iter()
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+        })
+}
+
+/// Ends the response by its stop reason, as pi-ai's providers do after the stream: `done`;
+/// failed with `pending` when nothing said how it ended; failed with the partial's
+/// `errorMessage` (or `unknown`) for `error`/`aborted`.
+pub fn end_by_stop_reason(
+    partial: &Partial,
+    pending: &str,
+    unknown: &str,
+    out: &mut Vec<AssistantMessageEvent>,
+) -> AgentMessage {
+    match field_str(partial, "stopReason").as_str() {
+        "pending" | "" => fail_partial(partial, pending, false, out),
+        "error" | "aborted" => {
+            let message = field_str(partial, "errorMessage");
+            let message = if message.is_empty() {
+                unknown
+            } else {
+                &message
+            };
+            fail_partial(partial, message, false, out)
+        }
+        reason => done_partial(partial, reason, out),
+    }
+}
+
 /// A response decoder: SSE `data` payloads in, pi's events out.
 pub trait Decoder {
     /// The `start` event (pushed once the response arrived).
@@ -212,6 +258,64 @@ pub trait Decoder {
     ) -> AgentMessage;
 }
 
+/// `Decoder` for a decoder type whose inherent methods have the trait's names; `named`
+/// for the APIs that read the SSE event name (`event`), `data` for the others (`chunk`).
+macro_rules! decoder {
+    ($t:ty, data $(, $($extra:tt)*)?) => {
+        decoder!(@impl $t, |d: &mut $t, _name: &str, data: &str, out| d
+            .chunk(data, out)
+            .map(|()| false) $(, $($extra)*)?);
+    };
+    ($t:ty, named $(, $($extra:tt)*)?) => {
+        decoder!(@impl $t, |d: &mut $t, name: &str, data: &str, out| d.event(name, data, out) $(, $($extra)*)?);
+    };
+    (@impl $t:ty, $decode:expr $(, $($extra:tt)*)?) => {
+        impl Decoder for $t {
+            $($($extra)*)?
+            fn start(&self) -> AssistantMessageEvent {
+                <$t>::start(self)
+            }
+            fn data(
+                &mut self,
+                data: &str,
+                out: &mut Vec<AssistantMessageEvent>,
+            ) -> Result<bool, String> {
+                Decoder::event(self, "message", data, out)
+            }
+            fn event(
+                &mut self,
+                name: &str,
+                data: &str,
+                out: &mut Vec<AssistantMessageEvent>,
+            ) -> Result<bool, String> {
+                let decode: fn(&mut $t, &str, &str, &mut Vec<AssistantMessageEvent>) -> Result<bool, String> = $decode;
+                decode(self, name, data, out)
+            }
+            fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
+                <$t>::finish(self, out)
+            }
+            fn fail(
+                &mut self,
+                message: &str,
+                aborted: bool,
+                out: &mut Vec<AssistantMessageEvent>,
+            ) -> AgentMessage {
+                <$t>::fail(self, message, aborted, out)
+            }
+        }
+    };
+}
+
+decoder!(google::GoogleDecoder, data);
+decoder!(
+    openai_responses::ResponsesDecoder,
+    named,
+    fn late_blocks(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.late)
+    }
+);
+decoder!(anthropic::AnthropicDecoder, named);
+
 impl Decoder for openai_completions::ChatCompletionsDecoder {
     fn start(&self) -> AssistantMessageEvent {
         openai_completions::ChatCompletionsDecoder::start(self)
@@ -232,84 +336,5 @@ impl Decoder for openai_completions::ChatCompletionsDecoder {
         out: &mut Vec<AssistantMessageEvent>,
     ) -> AgentMessage {
         openai_completions::ChatCompletionsDecoder::fail(self, message, aborted, out)
-    }
-}
-
-impl Decoder for google::GoogleDecoder {
-    fn start(&self) -> AssistantMessageEvent {
-        google::GoogleDecoder::start(self)
-    }
-    fn data(&mut self, data: &str, out: &mut Vec<AssistantMessageEvent>) -> Result<bool, String> {
-        self.chunk(data, out).map(|()| false)
-    }
-    fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
-        google::GoogleDecoder::finish(self, out)
-    }
-    fn fail(
-        &mut self,
-        message: &str,
-        aborted: bool,
-        out: &mut Vec<AssistantMessageEvent>,
-    ) -> AgentMessage {
-        google::GoogleDecoder::fail(self, message, aborted, out)
-    }
-}
-
-impl Decoder for openai_responses::ResponsesDecoder {
-    fn start(&self) -> AssistantMessageEvent {
-        openai_responses::ResponsesDecoder::start(self)
-    }
-    fn data(&mut self, data: &str, out: &mut Vec<AssistantMessageEvent>) -> Result<bool, String> {
-        openai_responses::ResponsesDecoder::event(self, "message", data, out)
-    }
-    fn event(
-        &mut self,
-        name: &str,
-        data: &str,
-        out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<bool, String> {
-        openai_responses::ResponsesDecoder::event(self, name, data, out)
-    }
-    fn late_blocks(&mut self) -> Vec<usize> {
-        std::mem::take(&mut self.late)
-    }
-    fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
-        openai_responses::ResponsesDecoder::finish(self, out)
-    }
-    fn fail(
-        &mut self,
-        message: &str,
-        aborted: bool,
-        out: &mut Vec<AssistantMessageEvent>,
-    ) -> AgentMessage {
-        openai_responses::ResponsesDecoder::fail(self, message, aborted, out)
-    }
-}
-
-impl Decoder for anthropic::AnthropicDecoder {
-    fn start(&self) -> AssistantMessageEvent {
-        anthropic::AnthropicDecoder::start(self)
-    }
-    fn data(&mut self, data: &str, out: &mut Vec<AssistantMessageEvent>) -> Result<bool, String> {
-        anthropic::AnthropicDecoder::event(self, "message", data, out)
-    }
-    fn event(
-        &mut self,
-        name: &str,
-        data: &str,
-        out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<bool, String> {
-        anthropic::AnthropicDecoder::event(self, name, data, out)
-    }
-    fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
-        anthropic::AnthropicDecoder::finish(self, out)
-    }
-    fn fail(
-        &mut self,
-        message: &str,
-        aborted: bool,
-        out: &mut Vec<AssistantMessageEvent>,
-    ) -> AgentMessage {
-        anthropic::AnthropicDecoder::fail(self, message, aborted, out)
     }
 }

@@ -562,26 +562,12 @@ impl ChatCompletionsDecoder {
                 _ => {}
             }
         }
-        let stop = self
-            .partial
-            .borrow()
-            .get("stopReason")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        match stop.as_deref() {
-            Some("error") => {
-                let message = self
-                    .partial
-                    .borrow()
-                    .get("errorMessage")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| "Provider returned an error stop reason".into());
-                self.fail(&message, false, out)
-            }
-            Some("pending") | None => self.fail("Stream ended without finish_reason", false, out),
-            Some(reason) => super::done_partial(&self.partial, reason, out),
-        }
+        super::end_by_stop_reason(
+            &self.partial,
+            "Stream ended without finish_reason",
+            "Provider returned an error stop reason",
+            out,
+        )
     }
 
     /// Ends the response as failed: `stopReason` `"aborted"` or `"error"` with `message`.

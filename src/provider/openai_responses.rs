@@ -131,15 +131,6 @@ impl ResponsesDecoder {
         super::set_field(&self.partial, key, value);
     }
 
-    fn stop_reason(&self) -> String {
-        self.partial
-            .borrow()
-            .get("stopReason")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    }
-
     fn edit<T>(&self, index: usize, f: impl FnOnce(&mut Map<String, Value>) -> T) -> Option<T> {
         super::edit_block(&self.partial, index, f)
     }
@@ -646,13 +637,7 @@ impl ResponsesDecoder {
             (None, _) => {}
         }
         let (mut stop, error) = map_stop_reason(status, reason)?;
-        let has_calls = self
-            .partial
-            .borrow()
-            .get("content")
-            .and_then(Value::as_array)
-            .is_some_and(|c| c.iter().any(|b| str_of(b, "type") == Some("toolCall")));
-        if has_calls && stop == StopReason::Stop {
+        if stop == StopReason::Stop && super::has_tool_call(&self.partial) {
             stop = StopReason::ToolUse;
         }
         self.set("stopReason", stop.as_str().into());
@@ -676,8 +661,7 @@ impl ResponsesDecoder {
                 out,
             );
         }
-        let stop = self.stop_reason();
-        if stop == "toolUse" {
+        if super::field_str(&self.partial, "stopReason") == "toolUse" {
             if let Some(&block) = self.unfinished.first() {
                 let (name, id) = self
                     .edit(block, |b| {
@@ -691,25 +675,12 @@ impl ResponsesDecoder {
                 return self.fail(&message, false, out);
             }
         }
-        match stop.as_str() {
-            "pending" => self.fail(
-                "OpenAI Responses stream ended without a stop reason",
-                false,
-                out,
-            ),
-            "error" | "aborted" => {
-                let message = self
-                    .partial
-                    .borrow()
-                    .get("errorMessage")
-                    .and_then(Value::as_str)
-                    .filter(|m| !m.is_empty())
-                    .unwrap_or("An unknown error occurred")
-                    .to_string();
-                self.fail(&message, false, out)
-            }
-            reason => super::done_partial(&self.partial, reason, out),
-        }
+        super::end_by_stop_reason(
+            &self.partial,
+            "OpenAI Responses stream ended without a stop reason",
+            "An unknown error occurred",
+            out,
+        )
     }
 
     pub fn fail(

@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 use super::openai_completions_request::{
     clamp_max_tokens, clamp_thinking_level, merge_sampling_params, RequestOptions,
 };
-use super::transform::{collapse_system_messages, transform_messages};
+use super::transform::{collapse_system_messages, render_system_update, transform_messages};
 use crate::agent::transcript::{get_current_system_prompt, get_current_tools};
 use crate::jsnum::json_stringify;
 use crate::message::{content_text, num, str_field};
@@ -160,24 +160,6 @@ fn tool_output(model: &Value, content: &[Value]) -> Value {
     }
     out.extend(images.into_iter().map(input_image));
     Value::Array(out)
-}
-
-/// pi-ai `renderSystemMessageUpdate`: a later system message's text and section changes.
-fn render_system_update(m: &Value) -> String {
-    let mut parts = Vec::new();
-    let text = content_text(m.get("content"), "");
-    if !text.is_empty() {
-        parts.push(text);
-    }
-    if let Some(Value::Object(sections)) = m.get("sections") {
-        for (name, value) in sections {
-            parts.push(match value.as_str() {
-                None => format!("Removed system prompt section \"{name}\"."),
-                Some(v) => format!("Updated system prompt section \"{name}\":\n\n{v}"),
-            });
-        }
-    }
-    parts.join("\n\n")
 }
 
 /// The assistant message's items, `Err` for a thinking signature that is not JSON.

@@ -211,3 +211,22 @@ pub fn collapse_system_messages(messages: &[Value]) -> Vec<Value> {
         .chain(messages.iter().filter(|m| !is_role(m, "system")).cloned())
         .collect()
 }
+
+/// pi-ai `renderSystemMessageUpdate`: a later system message as the APIs that take system
+/// messages mid-conversation receive it, its text and then its section changes by name.
+pub fn render_system_update(m: &Value) -> String {
+    let mut parts = Vec::new();
+    let text = crate::message::content_text(m.get("content"), "");
+    if !text.is_empty() {
+        parts.push(text);
+    }
+    if let Some(Value::Object(sections)) = m.get("sections") {
+        for (name, value) in sections {
+            parts.push(match value.as_str() {
+                None => format!("Removed system prompt section \"{name}\"."),
+                Some(v) => format!("Updated system prompt section \"{name}\":\n\n{v}"),
+            });
+        }
+    }
+    parts.join("\n\n")
+}
