@@ -17,6 +17,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::compat_flag;
 use super::openai_completions_request::clamp_max_tokens;
 use super::transform::{collapse_system_messages, render_system_update, transform_messages};
 use crate::agent::transcript::{get_current_system_prompt, get_current_tools};
@@ -48,14 +49,6 @@ pub struct AnthropicOptions {
 pub struct AnthropicRequest {
     pub body: Value,
     pub betas: Vec<String>,
-}
-
-fn flag(model: &Value, key: &str, default: bool) -> bool {
-    model
-        .get("compat")
-        .and_then(|c| c.get(key))
-        .and_then(Value::as_bool)
-        .unwrap_or(default)
 }
 
 /// `[^a-zA-Z0-9_-]` → `_` per UTF-16 unit, cut to 64 units.
@@ -344,7 +337,7 @@ pub fn build_request(
     options: &AnthropicOptions,
     now: f64,
 ) -> AnthropicRequest {
-    let mid_convo_system = flag(model, "supportsMidConvoSystemMessages", false);
+    let mid_convo_system = compat_flag(model, "supportsMidConvoSystemMessages", false);
     let resolved = if mid_convo_system {
         messages.to_vec()
     } else {
@@ -352,7 +345,7 @@ pub fn build_request(
     };
     let retention = options.cache_retention.as_deref().unwrap_or("short");
     let cache_control = (retention != "none").then(|| {
-        if retention == "long" && flag(model, "supportsLongCacheRetention", true) {
+        if retention == "long" && compat_flag(model, "supportsLongCacheRetention", true) {
             json!({"type": "ephemeral", "ttl": "1h"})
         } else {
             json!({"type": "ephemeral"})
@@ -370,14 +363,17 @@ pub fn build_request(
         Some(_) => transformed.get(1..).unwrap_or(&[]),
         None => &transformed[..],
     };
-    let mut converted = convert_messages(conversation, flag(model, "allowEmptySignature", false));
+    let mut converted = convert_messages(
+        conversation,
+        compat_flag(model, "allowEmptySignature", false),
+    );
     if let Some(cc) = &cache_control {
         mark_last_message(&mut converted, cc);
     }
 
     // Thinking: streamSimple's choice of budget, adaptive effort, or off.
     let reasoning_model = model.get("reasoning") == Some(&Value::Bool(true));
-    let adaptive = flag(model, "forceAdaptiveThinking", false);
+    let adaptive = compat_flag(model, "forceAdaptiveThinking", false);
     let level = options.reasoning.map(|l| l.as_str().to_string());
     let model_max = model
         .get("maxTokens")
@@ -409,7 +405,7 @@ pub fn build_request(
             }
         }
         None => {
-            let eager = flag(model, "supportsEagerToolInputStreaming", true);
+            let eager = compat_flag(model, "supportsEagerToolInputStreaming", true);
             if !tools.is_empty() && !eager {
                 betas.push(FINE_GRAINED_TOOL_STREAMING_BETA.into());
             }
@@ -436,15 +432,15 @@ pub fn build_request(
     if let (Some(t), false, true) = (
         options.temperature,
         thinking_enabled,
-        flag(model, "supportsTemperature", true),
+        compat_flag(model, "supportsTemperature", true),
     ) {
         p.insert("temperature".into(), num(t));
     }
     if !tools.is_empty() {
-        let eager = flag(model, "supportsEagerToolInputStreaming", true);
+        let eager = compat_flag(model, "supportsEagerToolInputStreaming", true);
         let cache_tools = cache_control
             .as_ref()
-            .filter(|_| flag(model, "supportsCacheControlOnTools", true));
+            .filter(|_| compat_flag(model, "supportsCacheControlOnTools", true));
         let count = tools.len();
         let list = tools
             .iter()

@@ -179,6 +179,15 @@ pub fn done_partial(
     message
 }
 
+/// The model's `compat.<key>` flag, or `default`.
+pub fn compat_flag(model: &Value, key: &str, default: bool) -> bool {
+    model
+        .get("compat")
+        .and_then(|c| c.get(key))
+        .and_then(Value::as_bool)
+        .unwrap_or(default)
+}
+
 /// The partial's string field `key` (`""` when absent).
 pub fn field_str(partial: &Partial, key: &str) -> String {
     partial

@@ -15,6 +15,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::compat_flag;
 use super::openai_completions_request::{
     clamp_max_tokens, clamp_thinking_level, merge_sampling_params, RequestOptions,
 };
@@ -35,14 +36,6 @@ pub struct ResponsesOptions {
     /// `"none"`, `"short"` (the default) or `"long"`.
     pub cache_retention: Option<String>,
     pub api_key: Option<String>,
-}
-
-fn flag(model: &Value, key: &str, default: bool) -> bool {
-    model
-        .get("compat")
-        .and_then(|c| c.get(key))
-        .and_then(Value::as_bool)
-        .unwrap_or(default)
 }
 
 /// A key that is not an OpenAI API key sent to OpenAI is a ChatGPT sign-in token, which
@@ -270,7 +263,7 @@ pub fn build_body(
     options: &ResponsesOptions,
     now: f64,
 ) -> Result<Value, String> {
-    let mid_convo_system = flag(model, "supportsMidConvoSystemMessages", false);
+    let mid_convo_system = compat_flag(model, "supportsMidConvoSystemMessages", false);
     let resolved = if mid_convo_system {
         messages.to_vec()
     } else {
@@ -279,7 +272,7 @@ pub fn build_body(
     let normalize = |id: &str, source: &Value| normalize_tool_call_id(model, id, source);
     let transformed = transform_messages(&resolved, model, &normalize, now);
     let reasoning_model = model.get("reasoning") == Some(&Value::Bool(true));
-    let role = if reasoning_model && flag(model, "supportsDeveloperRole", true) {
+    let role = if reasoning_model && compat_flag(model, "supportsDeveloperRole", true) {
         "developer"
     } else {
         "system"
@@ -354,8 +347,8 @@ pub fn build_body(
         .and_then(|c| c.get("promptCacheKeyMode"))
         .and_then(Value::as_str)
         .unwrap_or("auto");
-    let long_ok = flag(model, "supportsLongCacheRetention", true);
-    let explicit = flag(model, "supportsExplicitPromptCacheMode", false);
+    let long_ok = compat_flag(model, "supportsLongCacheRetention", true);
+    let explicit = compat_flag(model, "supportsExplicitPromptCacheMode", false);
 
     let mut p = Map::new();
     p.insert("model".into(), str_field(model, "id").into());
@@ -388,7 +381,7 @@ pub fn build_body(
         .and_then(Value::as_f64)
         .unwrap_or(0.0);
     let max_tokens = clamp_max_tokens(model, messages, base.max_tokens.unwrap_or(model_max));
-    if max_tokens != 0.0 && flag(model, "supportsMaxOutputTokens", true) && !sign_in {
+    if max_tokens != 0.0 && compat_flag(model, "supportsMaxOutputTokens", true) && !sign_in {
         p.insert(
             "max_output_tokens".into(),
             num(max_tokens.max(MIN_OUTPUT_TOKENS)),
@@ -404,7 +397,7 @@ pub fn build_body(
         .collect();
     let tools = get_current_tools(system.iter());
     if !tools.is_empty() {
-        let strict = flag(model, "supportsStrictMode", false);
+        let strict = compat_flag(model, "supportsStrictMode", false);
         let list = tools
             .iter()
             .map(|t| {
