@@ -31,7 +31,8 @@ export default {
   async fetch(request) {
     const url = new URL(request.url);
     if (url.pathname === '/agent') {
-      return Response.json(await runToolScenario(pkg, url.searchParams.get('llm'), url.searchParams.get('api') ?? undefined));
+      const agentClass = url.searchParams.get('agentClass') === '1';
+      return Response.json(await runToolScenario(pkg, url.searchParams.get('llm'), url.searchParams.get('api') ?? undefined, { agentClass }));
     }
     if (url.pathname === '/decode') {
       const d = new pkg.SseDecoder();
@@ -90,11 +91,11 @@ test('a Worker decodes a request body through the package', async () => {
   });
 });
 
-for (const api of ['openai-completions', 'openai-responses', 'anthropic-messages', 'google-generative-ai']) {
-  test(`a Worker runs a tool-using loop with the built-in stream over its fetch: ${api} (issue 5)`, async () => {
+for (const [api, agentClass] of [['openai-completions', false], ['openai-responses', false], ['anthropic-messages', false], ['google-generative-ai', false], ['anthropic-messages', true]]) {
+  test(`a Worker runs a tool-using ${agentClass ? 'Agent' : 'loop'} with the built-in stream over its fetch: ${api} (issue ${agentClass ? 6 : 5})`, async () => {
     const llm = await startScenarioServer(api);
     try {
-      const res = await mf.dispatchFetch(`http://localhost/agent?llm=${encodeURIComponent(llm.baseUrl)}&api=${api}`);
+      const res = await mf.dispatchFetch(`http://localhost/agent?llm=${encodeURIComponent(llm.baseUrl)}&api=${api}&agentClass=${agentClass ? 1 : 0}`);
       assert.equal(res.status, 200);
       const { usage, ...rest } = await res.json();
       assert.deepEqual(rest, EXPECTED_SCENARIO);

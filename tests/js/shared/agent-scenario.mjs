@@ -28,7 +28,7 @@ export function scenarioAnswer(body, { textChunks, toolCallChunks, google = fals
   return toolCallChunks('call_1', 'calc', { expression: '17*23', note: 'ünïcødé 😀' });
 }
 
-export async function runToolScenario(pkg, baseUrl, api = 'openai-completions') {
+export async function runToolScenario(pkg, baseUrl, api = 'openai-completions', { agentClass = false } = {}) {
   const model = {
     id: api === 'google-generative-ai' ? 'gemini-2.5-flash' : 'local-model', name: 'Local', api, provider: 'local', baseUrl,
     reasoning: false, input: ['text'], cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
@@ -44,18 +44,28 @@ export async function runToolScenario(pkg, baseUrl, api = 'openai-completions') 
   };
   const updates = [];
   let lastArgs;
-  const messages = await pkg.runAgentLoop(
-    [{ role: 'user', content: 'what is 17*23?', timestamp: 1 }],
-    { messages: [{ role: 'system', content: 'Be terse.', timestamp: 0 }], tools: [calc] },
-    { model, apiKey: 'local-key', convertToLlm: (m) => m },
-    (e) => {
-      if (e.type !== 'message_update') return;
-      updates.push(e.assistantMessageEvent.type);
-      if (e.assistantMessageEvent.type === 'toolcall_delta') lastArgs = JSON.stringify(e.message.content[e.assistantMessageEvent.contentIndex].arguments);
-    },
-    undefined,
-    pkg.streamSimple,
-  );
+  const onEvent = (e) => {
+    if (e.type !== 'message_update') return;
+    updates.push(e.assistantMessageEvent.type);
+    if (e.assistantMessageEvent.type === 'toolcall_delta') lastArgs = JSON.stringify(e.message.content[e.assistantMessageEvent.contentIndex].arguments);
+  };
+  let messages;
+  if (agentClass) {
+    // The same run through the Agent class (its default stream function is the built-in one).
+    const agent = new pkg.Agent({ initialState: { systemPrompt: 'Be terse.', model, tools: [calc] }, getApiKey: () => 'local-key' });
+    agent.subscribe(onEvent);
+    await agent.prompt([{ role: 'user', content: 'what is 17*23?', timestamp: 1 }]);
+    messages = agent.state.messages;
+  } else {
+    messages = await pkg.runAgentLoop(
+      [{ role: 'user', content: 'what is 17*23?', timestamp: 1 }],
+      { messages: [{ role: 'system', content: 'Be terse.', timestamp: 0 }], tools: [calc] },
+      { model, apiKey: 'local-key', convertToLlm: (m) => m },
+      onEvent,
+      undefined,
+      pkg.streamSimple,
+    );
+  }
   return {
     roles: messages.map((m) => m.role),
     stopReasons: messages.filter((m) => m.role === 'assistant').map((m) => m.stopReason),
