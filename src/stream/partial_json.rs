@@ -295,39 +295,40 @@ impl StreamingJsonParser {
         pending_scalar_value(&self.scalar).map(|v| (slot, v))
     }
 
+    /// Reads string text up to the closing quote: runs without `"` or `\\` are found by a
+    /// byte scan (both are ASCII, so never inside a multi-byte character) and appended whole.
     fn read_string<'t>(&mut self, text: &'t str) -> &'t str {
-        let mut run_start = 0;
-        for (i, c) in text.char_indices() {
-            let escaping = self.string.as_ref().is_some_and(|o| !o.escape.is_empty());
-            if escaping {
+        let mut rest = text;
+        loop {
+            if self.string.as_ref().is_some_and(|o| !o.escape.is_empty()) {
+                let Some(c) = rest.chars().next() else {
+                    return "";
+                };
                 if self.continue_escape(c) {
-                    run_start = i + c.len_utf8();
+                    rest = rest.get(c.len_utf8()..).unwrap_or("");
                     continue;
                 }
-                // Not part of the escape: read it as a normal character.
-                run_start = i;
+                // Not part of the escape: `c` is read below as a normal character.
             }
-            if c == '"' {
-                if i > run_start {
-                    self.append_string(text.get(run_start..i).unwrap_or(""));
+            let Some(i) = rest.bytes().position(|b| b == b'"' || b == b'\\') else {
+                if !rest.is_empty() {
+                    self.append_string(rest);
                 }
+                return "";
+            };
+            if i > 0 {
+                self.append_string(rest.get(..i).unwrap_or(""));
+            }
+            let after = rest.get(i + 1..).unwrap_or("");
+            if rest.as_bytes().get(i) == Some(&b'"') {
                 self.end_string();
-                return text.get(i + 1..).unwrap_or("");
+                return after;
             }
-            if c == '\\' {
-                if i > run_start {
-                    self.append_string(text.get(run_start..i).unwrap_or(""));
-                }
-                if let Some(o) = self.string.as_mut() {
-                    o.escape.push('\\');
-                }
-                run_start = i + 1;
+            if let Some(o) = self.string.as_mut() {
+                o.escape.push('\\');
             }
+            rest = after;
         }
-        if text.len() > run_start {
-            self.append_string(text.get(run_start..).unwrap_or(""));
-        }
-        ""
     }
 
     /// Continues an escape with `c`; `false` when `c` is not part of it.
