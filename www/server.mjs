@@ -77,7 +77,20 @@ const server = createServer(async (req, res) => {
   }
 });
 
-server.listen(port, host, () => {
+// The default port may be taken: then the next ones are tried (an explicit one is kept).
+const explicit = process.argv.includes('--port') || process.env.PORT !== undefined;
+let attempt = 0;
+server.on('error', (error) => {
+  if (error.code === 'EADDRINUSE' && !explicit && attempt < 20) {
+    attempt += 1;
+    server.listen(port + attempt, host);
+    return;
+  }
+  console.error(`demo server: ${error.message}`);
+  process.exit(1);
+});
+server.on('listening', () => {
   const { port: actual } = server.address();
   console.log(`pi-agent-wasm demo: http://${host}:${actual}/`);
 });
+server.listen(port, host);
