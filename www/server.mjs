@@ -1,6 +1,7 @@
 // The demo's one small server: serves www/ and the built package (pkg/), and the embedded
 // scripted demo model as an OpenAI Chat Completions–compatible streaming endpoint at
-// /demo/v1/chat/completions. Prints the page's URL.
+// /demo/v1/chat/completions (and, under /demo/unauthorized/, a provider that refuses every
+// key, to show the page's error state offline). Prints the page's URL.
 //
 //   node www/server.mjs [--port N] [--host H]     (npm start builds first, then runs this)
 import { createServer } from 'node:http';
@@ -59,6 +60,12 @@ const server = createServer(async (req, res) => {
   const url = new URL(req.url, 'http://localhost');
   try {
     if (url.pathname === '/demo/v1/chat/completions' && req.method === 'POST') return await demoModel(req, res);
+    if (url.pathname.startsWith('/demo/unauthorized/') && req.method === 'POST') {
+      // Plays a provider refusing the key, so the page's error state can be seen offline.
+      req.resume();
+      res.writeHead(401, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } }));
+    }
     if (req.method === 'OPTIONS') {
       res.writeHead(204, { 'access-control-allow-origin': '*', 'access-control-allow-headers': '*', 'access-control-allow-methods': 'POST' });
       return res.end();

@@ -141,3 +141,21 @@ test('demo: an unreachable base URL shows a readable error, and the page recover
   assert.deepEqual(problems.filter((p) => !/ERR_CONNECTION_REFUSED|Failed to load resource/.test(p)), []);
   await page.close();
 });
+
+test('demo: a refused API key shows the provider\'s error text, never the key', async () => {
+  const { page, problems } = await open();
+  await page.click('#settings-toggle');
+  await page.selectOption('#preset', 'openai');
+  await page.fill('#base-url', `${url}demo/unauthorized/v1`);
+  await page.fill('#api-key', 'sk-demo-secret-123456');
+  await ask(page, 'hello');
+  await idle(page);
+  const error = await page.textContent('.msg.assistant .error');
+  assert.match(error, /Error: OpenAI API error \(401\): .*Incorrect API key provided/);
+  assert.ok(!error.includes('sk-demo-secret'));
+  const events = await page.evaluate(() => JSON.stringify(window.demo.agent.state.messages));
+  assert.ok(!events.includes('sk-demo-secret'), 'the key is in no message');
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'not stored unless asked');
+  assert.deepEqual(problems.filter((p) => !/401|Failed to load resource/.test(p)), []);
+  await page.close();
+});
