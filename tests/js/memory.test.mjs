@@ -38,3 +38,32 @@ test('100 tool-using runs leave wasm memory flat after warm-up (no per-run leak)
   const grown = wasm.memory.buffer.byteLength - before;
   assert.ok(grown <= 256 * 1024, `wasm memory grew by ${grown} bytes over 100 runs`);
 });
+
+test('200 built-in-stream turns through one Agent leave wasm memory flat after warm-up', async () => {
+  const { Agent } = await import('pi-agent-wasm');
+  const { startScenarioServer } = await import('./shared/openai-server.mjs');
+  const server = await startScenarioServer('openai-completions');
+  try {
+    const calc = {
+      name: 'calc', label: 'calc', description: 'multiplies', parameters: { type: 'object', properties: { expression: { type: 'string' } } },
+      execute: async (_id, { expression }) => ({ content: [{ type: 'text', text: String(expression.split('*').reduce((a, b) => a * b, 1)) }], details: {} }),
+    };
+    const agent = new Agent({
+      initialState: { model: { id: 'local', api: 'openai-completions', provider: 'local', baseUrl: server.baseUrl, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e6, maxTokens: 100 }, tools: [calc] },
+      getApiKey: () => 'k',
+    });
+    const wasm = initSync({ module: new Uint8Array(0) });
+    const run = async () => {
+      await agent.prompt('what is 17*23?');
+      agent.reset();
+    };
+    for (let i = 0; i < 20; i++) await run();
+    const before = wasm.memory.buffer.byteLength;
+    for (let i = 0; i < 100; i++) await run();
+    const grown = wasm.memory.buffer.byteLength - before;
+    assert.deepEqual(agent.state.messages.map((m) => m.role), ['system'], 'reset keeps the replayed system message');
+    assert.ok(grown <= 256 * 1024, `wasm memory grew by ${grown} bytes over 100 Agent runs (200 turns)`);
+  } finally {
+    await server.close();
+  }
+});
