@@ -179,6 +179,65 @@ pub fn done_partial(
     message
 }
 
+/// The host of a URL (`""` when it has none), lowercased as `URL.hostname` is.
+fn url_host(url: &str) -> String {
+    let rest = url.split_once("://").map_or("", |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or("");
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    host.to_ascii_lowercase()
+}
+
+/// pi-ai `getAttributionHeaders`: the identity's attribution for OpenRouter
+/// (`HTTP-Referer`, `X-OpenRouter-Title`, `X-OpenRouter-Categories`), NVIDIA NIM and
+/// OpenCode; none for other targets or without an attribution. They go below the model's and
+/// the call's headers, which override them. (pi-ai's `User-Agent` is not sent: browsers
+/// refuse to set it.)
+pub fn attribution_headers(model: &Value, identity: &Value) -> Vec<(String, String)> {
+    let Some(a) = identity.get("attribution").filter(|a| a.is_object()) else {
+        return Vec::new();
+    };
+    let text = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let provider = crate::message::str_field(model, "provider");
+    let base = crate::message::str_field(model, "baseUrl");
+    let name = text("name");
+    if provider == "openrouter" || base.contains("openrouter.ai") {
+        let mut h = vec![
+            ("HTTP-Referer".to_string(), text("url")),
+            ("X-OpenRouter-Title".to_string(), name),
+        ];
+        let categories: Vec<&str> = a
+            .get("categories")
+            .and_then(Value::as_array)
+            .map(|c| c.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if !categories.is_empty() {
+            h.push(("X-OpenRouter-Categories".into(), categories.join(",")));
+        }
+        return h;
+    }
+    if provider == "nvidia" || url_host(base) == "integrate.api.nvidia.com" {
+        // ASCII case only: Unicode case tables cost 17 KB of gzipped wasm.
+        let mut chars = name.chars();
+        let capital: String = chars
+            .next()
+            .map(|c| {
+                std::iter::once(c.to_ascii_uppercase())
+                    .chain(chars)
+                    .collect()
+            })
+            .unwrap_or_default();
+        return vec![("X-BILLING-INVOKE-ORIGIN".into(), capital)];
+    }
+    if matches!(provider, "opencode" | "opencode-go") || url_host(base) == "opencode.ai" {
+        return vec![("x-opencode-client".into(), name)];
+    }
+    Vec::new()
+}
+
 /// The model's `compat.<key>` flag, or `default`.
 pub fn compat_flag(model: &Value, key: &str, default: bool) -> bool {
     model

@@ -291,7 +291,10 @@ pub async fn stream_once(
         reasoning: get(&options, "reasoning")
             .as_string()
             .and_then(|r| ThinkingLevel::parse(&r)),
-        identity: Value::Null,
+        identity: to_json(&get(&options, "identity"), "options.identity")
+            .ok()
+            .flatten()
+            .unwrap_or(Value::Null),
     };
     let mut stream = builtin
         .stream(&model, crate::io::LlmContext { messages }, stream_options)

@@ -570,6 +570,10 @@ impl StreamFn for BuiltinStreamFn {
                 }
                 _ => headers.push(("Authorization".into(), format!("Bearer {key}"))),
             }
+            headers.extend(crate::provider::attribution_headers(
+                model,
+                &options.identity,
+            ));
             if let Some(model_headers) = model.get("headers").filter(|h| h.is_object()) {
                 header_pairs(&from_json(model_headers), &mut headers);
             }

@@ -30,7 +30,7 @@ export async function startOpenAIServer(respond, { api = 'openai' } = {}) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
   const path = { google: '/v1beta', anthropic: '/anthropic' }[api] ?? '/v1';
-  return { baseUrl: `http://127.0.0.1:${port}${path}`, requests, close: () => new Promise((r) => server.close(r)) };
+  return { baseUrl: `http://127.0.0.1:${port}${path}`, requests, close: () => new Promise((r) => { server.close(r); server.closeAllConnections(); }) };
 }
 
 const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'local-model' };

@@ -1,0 +1,56 @@
+// Attribution headers (pi-ai `getAttributionHeaders`, spec L-78's identity): the built-in
+// stream sends the same provider attribution headers as pi-ai 1.6.0's streamSimple, for the
+// loop's default identity, a caller's identity and none, to OpenRouter, NVIDIA NIM, OpenCode
+// and other targets, on all four APIs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runAgentLoop, streamSimple } from 'pi-agent-wasm';
+import { runAgentLoop as piRunAgentLoop } from '@earendil-works/pi-agent-core';
+import { streamSimple as piStreamSimple } from '@earendil-works/pi-ai/compat';
+import { startScenarioServer } from './shared/openai-server.mjs';
+
+// The scenario server asks for this tool once, then answers.
+const calc = {
+  name: 'calc', label: 'calc', description: 'multiplies', parameters: { type: 'object', properties: { expression: { type: 'string' } } },
+  execute: async () => ({ content: [{ type: 'text', text: '391' }], details: {} }),
+};
+const HEADERS = ['http-referer', 'x-openrouter-title', 'x-openrouter-categories', 'x-billing-invoke-origin', 'x-opencode-client'];
+
+async function headersOf(run, stream, api, provider, identity, baseUrlFor = (u) => u) {
+  const server = await startScenarioServer(api);
+  try {
+    const model = {
+      id: 'm', name: 'm', api, provider, baseUrl: baseUrlFor(server.baseUrl), reasoning: false, input: ['text'],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 10000, maxTokens: 100,
+    };
+    await run([{ role: 'user', content: 'hi', timestamp: 1 }], { messages: [], tools: [calc] },
+      { model, apiKey: 'k', convertToLlm: (m) => m, ...(identity === undefined ? {} : { identity }) }, () => {}, undefined, stream);
+    const h = server.requests[0].headers;
+    return Object.fromEntries(HEADERS.filter((k) => h[k] !== undefined).map((k) => [k, h[k]]));
+  } finally {
+    await server.close();
+  }
+}
+
+test('attribution headers match pi-ai for OpenRouter, NVIDIA, OpenCode and others, with default, custom and no identity', async () => {
+  const custom = { attribution: { name: 'myapp', url: 'https://example.test/app', categories: ['chat', 'tools'] } };
+  const cases = [
+    ['openai-completions', 'openrouter', undefined],
+    ['openai-completions', 'openrouter', custom],
+    ['openai-completions', 'openrouter', { attribution: null }],
+    ['openai-completions', 'nvidia', custom],
+    ['openai-completions', 'opencode', undefined],
+    ['openai-completions', 'other', custom],
+    ['openai-responses', 'openrouter', undefined],
+    ['anthropic-messages', 'openrouter', custom],
+    ['google-generative-ai', 'opencode', custom],
+  ];
+  let seen = 0;
+  for (const [api, provider, identity] of cases) {
+    const ours = await headersOf(runAgentLoop, streamSimple, api, provider, identity);
+    const theirs = await headersOf(piRunAgentLoop, piStreamSimple, api, provider, identity);
+    assert.deepEqual(ours, theirs, `${api} ${provider} ${JSON.stringify(identity)}`);
+    seen += Object.keys(ours).length;
+  }
+  assert.ok(seen >= 10, 'the cases send attribution headers');
+});
