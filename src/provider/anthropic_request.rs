@@ -19,11 +19,13 @@ use serde_json::{json, Map, Value};
 
 use super::compat_flag;
 use super::openai_completions_request::clamp_max_tokens;
-use super::transform::{collapse_system_messages, render_system_update, transform_messages};
+use super::transform::{
+    collapse_system_messages, render_system_update, replace_images, transform_messages,
+};
 use crate::agent::transcript::{get_current_system_prompt, get_current_tools};
 use crate::message::{num, str_field, ThinkingLevel};
 
-const ERROR_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
+const ERROR_IMAGE_NOTE: &str = "(image attached after the tool results)";
 const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
 const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
 const MIN_ANSWER_TOKENS: f64 = 1024.0;
@@ -91,8 +93,8 @@ fn result_content(content: &[Value]) -> Value {
     Value::Array(blocks)
 }
 
-/// An error result's images become a placeholder (consecutive ones one); the images and
-/// their caption are returned to follow the turn's results.
+/// An error result's images become a note in its content (a run of them one note); the
+/// images and their caption are returned to follow the turn's results.
 fn split_error_images(m: &Value, content: &[Value]) -> Option<(Vec<Value>, Vec<Value>)> {
     if m.get("isError") != Some(&Value::Bool(true)) {
         return None;
@@ -105,19 +107,7 @@ fn split_error_images(m: &Value, content: &[Value]) -> Option<(Vec<Value>, Vec<V
     if images.is_empty() {
         return None;
     }
-    let mut replaced = Vec::new();
-    let mut after_placeholder = false;
-    for b in content {
-        if str_field(b, "type") == "image" {
-            if !after_placeholder {
-                replaced.push(json!({"type": "text", "text": ERROR_IMAGE_PLACEHOLDER}));
-            }
-            after_placeholder = true;
-            continue;
-        }
-        after_placeholder = b.get("text").and_then(Value::as_str) == Some(ERROR_IMAGE_PLACEHOLDER);
-        replaced.push(b.clone());
-    }
+    let replaced = replace_images(content, ERROR_IMAGE_NOTE);
     let caption = format!(
         "Images from the error result of tool call {} ({}):",
         str_field(m, "toolCallId"),

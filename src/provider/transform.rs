@@ -7,7 +7,7 @@
 //! - A tool call left without a result gets a synthetic error result ("No result provided")
 //!   before the next assistant or user message; a system message between a call and its
 //!   results is held back until after them.
-//! - Images go to models without image input as a placeholder text.
+//! - Images go to models without image input as a short note in their place.
 //! - Tool-call ids from other models may be rewritten by the API's rule (and their results
 //!   follow).
 //!
@@ -23,19 +23,19 @@ use crate::message::{is_role, str_field, text_block};
 const NON_VISION_USER_IMAGE: &str = "(image omitted: model does not support images)";
 const NON_VISION_TOOL_IMAGE: &str = "(tool image omitted: model does not support images)";
 
-/// Images replaced by `placeholder`, consecutive images by one placeholder.
-fn replace_images(content: &[Value], placeholder: &str) -> Vec<Value> {
+/// Images replaced by the text `note`, a run of consecutive images by one note.
+pub fn replace_images(content: &[Value], note: &str) -> Vec<Value> {
     let mut out = Vec::with_capacity(content.len());
-    let mut previous_was_placeholder = false;
+    let mut previous_was_note = false;
     for block in content {
         if str_field(block, "type") == "image" {
-            if !previous_was_placeholder {
-                out.push(text_block(placeholder));
+            if !previous_was_note {
+                out.push(text_block(note));
             }
-            previous_was_placeholder = true;
+            previous_was_note = true;
             continue;
         }
-        previous_was_placeholder = block.get("text").and_then(Value::as_str) == Some(placeholder);
+        previous_was_note = block.get("text").and_then(Value::as_str) == Some(note);
         out.push(block.clone());
     }
     out

@@ -97,10 +97,10 @@ impl AssistantStream for JsResponse {
                 if code == 0.0 {
                     return Ok(None);
                 }
-                let placeholder: AgentMessage = Rc::new(Value::Null);
+                let unread: AgentMessage = Rc::new(Value::Null);
                 return Ok(Some(AssistantMessageEvent::Done {
                     reason: StopReason::Stop,
-                    message: placeholder,
+                    message: unread,
                 }));
             }
             // The partial is not read by the core: keep the JS object, convert nothing.
