@@ -22,17 +22,16 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::usage::calculate_cost;
+use super::ToolArgs;
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::message::{zero_usage, AgentMessage, StopReason};
-use crate::stream::partial_json::{apply_change, StreamingJsonParser};
 
-/// One streamed tool call: its block, and its raw argument text with the incremental parser.
+/// One streamed tool call: its block, the server's index and id for it, and its arguments.
 struct ToolCallState {
     block: usize,
     index: Option<u64>,
     id: String,
-    text: String,
-    parser: StreamingJsonParser,
+    args: ToolArgs,
 }
 
 pub struct ChatCompletionsDecoder {
@@ -414,8 +413,7 @@ impl ChatCompletionsDecoder {
                     block,
                     index,
                     id: id.to_string(),
-                    text: String::new(),
-                    parser: StreamingJsonParser::new(),
+                    args: ToolArgs::default(),
                 });
                 out.push(AssistantMessageEvent::ToolcallStart {
                     content_index: block,
@@ -438,28 +436,18 @@ impl ChatCompletionsDecoder {
         let changes = if args.is_empty() {
             Vec::new()
         } else {
-            s.text.push_str(args);
-            s.parser.append(args)
+            s.args.append(&self.partial, block, args)
         };
-        {
-            let mut p = self.partial.borrow_mut();
-            if let Some(Value::Object(b)) = p.get_mut("content").and_then(|c| c.get_mut(block)) {
+        // A first id or name may arrive after the call opened.
+        if !id.is_empty() || !name.is_empty() {
+            super::edit_block(&self.partial, block, |b| {
                 if !id.is_empty() && b.get("id").and_then(Value::as_str) == Some("") {
                     b.insert("id".into(), id.into());
                 }
                 if !name.is_empty() && b.get("name").and_then(Value::as_str) == Some("") {
                     b.insert("name".into(), name.into());
                 }
-                // The partial's arguments stay an object; other values show as none yet.
-                if let Some(target) = b.get_mut("arguments") {
-                    for c in changes.iter() {
-                        apply_change(target, c);
-                    }
-                    if !target.is_object() {
-                        *target = Value::Object(Map::new());
-                    }
-                }
-            }
+            });
         }
         out.push(AssistantMessageEvent::ToolcallDelta {
             content_index: block,
@@ -533,26 +521,16 @@ impl ChatCompletionsDecoder {
                     partial: self.partial.clone(),
                 }),
                 Some("toolCall") => {
-                    let text = self
+                    let none = ToolArgs::default();
+                    let args = self
                         .calls
                         .iter()
                         .find(|c| c.block == i)
-                        .map(|c| c.text.clone())
-                        .unwrap_or_default();
-                    let (arguments, error) = parse_tool_call_arguments(&text);
-                    let tool_call = {
-                        let mut p = self.partial.borrow_mut();
-                        let Some(Value::Object(b)) =
-                            p.get_mut("content").and_then(|c| c.get_mut(i))
-                        else {
-                            continue;
-                        };
-                        b.insert("arguments".into(), arguments);
-                        if let Some(e) = error {
-                            b.insert("argumentsError".into(), e.into());
-                        }
-                        Value::Object(b.clone())
-                    };
+                        .map_or(&none, |c| &c.args);
+                    let tool_call = args.finish(&self.partial, i);
+                    if tool_call.is_null() {
+                        continue;
+                    }
                     out.push(AssistantMessageEvent::ToolcallEnd {
                         content_index: i,
                         tool_call,
