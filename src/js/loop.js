@@ -139,7 +139,7 @@ const appendPaths = new WeakMap();
  * `changesJson === true` appends the delta at the partial's last append path. */
 function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson) {
   const content = partial.content;
-  if (metaJson !== undefined) assignMeta(partial, JSON.parse(metaJson));
+  if (metaJson !== undefined) assignMeta(partial, metaJson);
   if (blockJson !== undefined) content[index] = JSON.parse(blockJson);
   else if (type === 'text_delta') content[index].text += delta;
   else if (type === 'thinking_delta') content[index].thinking += delta;
@@ -179,7 +179,8 @@ function updater(emit, inner) {
  * `cost`) in place, so copies of the message made earlier in the stream show the final
  * usage; the other providers replace the object. The copy does as its provider does.
  */
-function assignMeta(partial, meta) {
+function assignMeta(partial, metaJson) {
+  const meta = JSON.parse(metaJson);
   if (partial.api === 'anthropic-messages' && meta.usage && partial.usage) {
     const { cost, ...counts } = meta.usage;
     Object.assign(partial.usage, counts);
@@ -218,7 +219,7 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, updater, sleep, deadline, guard };
+const GLUE = { openResponse, streamOptions, copyWith, updater, assignMeta, sleep, deadline, guard };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

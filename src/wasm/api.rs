@@ -122,6 +122,7 @@ pub async fn run_loop(
             signal: JsSignal(signal.clone()),
             sleep: glue_fn(&glue, "sleep")?,
             copy: glue_fn(&glue, "copyWith")?,
+            assign_meta: glue_fn(&glue, "assignMeta")?,
             deadline: glue_fn(&glue, "deadline")?,
             updates: updates.clone(),
             table: table.clone(),
@@ -275,6 +276,7 @@ pub async fn stream_once(
         signal: JsSignal(get(&options, "signal")),
         sleep: glue_fn(&glue, "sleep")?,
         copy: glue_fn(&glue, "copyWith")?,
+        assign_meta: glue_fn(&glue, "assignMeta")?,
         deadline: glue_fn(&glue, "deadline")?,
         // Not seeded at `start` here: the start event below seeds the sink's own cell.
         updates: Default::default(),

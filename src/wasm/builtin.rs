@@ -51,6 +51,8 @@ pub struct BuiltinStreamFn {
     pub sleep: Function,
     /// Glue `copyWith(object)`: a shallow copy.
     pub copy: Function,
+    /// Glue `assignMeta(partial, metaJson)`: sets a JS partial's top-level fields.
+    pub assign_meta: Function,
     /// Glue `deadline(ms)`: `{ promise, cancel }` of a timer.
     pub deadline: Function,
     /// The sink's copy of the response being rendered, seeded at `start`.
@@ -257,6 +259,7 @@ struct RustResponse {
     signal: JsSignal,
     api_key: Option<String>,
     copy: Function,
+    assign_meta: Function,
     updates: UpdateCell,
     table: Rc<Table>,
     deadline: Function,
@@ -289,7 +292,7 @@ impl RustResponse {
         if !late.is_empty() {
             sync_blocks(&self.updates, &result, &late);
         }
-        sync_meta(&self.updates, &result);
+        sync_meta(&self.updates, &result, &self.assign_meta);
         self.result = Some(result);
         self.state = State::Finished;
     }
@@ -428,6 +431,7 @@ impl BuiltinStreamFn {
             signal: self.signal.clone(),
             api_key,
             copy: self.copy.clone(),
+            assign_meta: self.assign_meta.clone(),
             updates: self.updates.clone(),
             table: self.table.clone(),
             deadline: self.deadline.clone(),

@@ -102,40 +102,21 @@ pub fn seed(cell: &UpdateCell, partial: &crate::event::Partial, js: JsValue) {
     });
 }
 
-/// Brings the top-level fields of the JS copy up to `message` (the final message).
-pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value) {
+/// Brings the top-level fields of the JS copy up to `message` (the final message), through
+/// the glue's `assignMeta(partial, metaJson)`, the one place that knows how each API's
+/// partial changes (Anthropic's usage in place, the others replaced).
+pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value, assign_meta: &Function) {
     if let Some(state) = cell.borrow_mut().as_mut() {
         if meta_differs(&state.meta, message) {
             state.meta = meta_of(message);
-            let mut meta = state.meta.clone();
-            // As the glue's `assignMeta`: Anthropic's usage is updated in place.
-            let usage = super::js::get(&state.partial, "usage");
-            if crate::message::str_field(message, "api") == "anthropic-messages"
-                && usage.is_object()
-            {
-                if let Some(serde_json::Value::Object(mut counts)) = meta.shift_remove("usage") {
-                    let cost = counts.shift_remove("cost");
-                    assign(&usage, &serde_json::Value::Object(counts));
-                    let target = super::js::get(&usage, "cost");
-                    match cost {
-                        Some(c) if target.is_object() => assign(&target, &c),
-                        Some(c) => super::js::set(&usage, "cost", &super::js::from_json(&c)),
-                        None => {}
-                    }
-                }
-            }
-            assign(&state.partial, &serde_json::Value::Object(meta));
+            let json = serde_json::Value::Object(state.meta.clone()).to_string();
+            let _ = assign_meta.call2(
+                &JsValue::UNDEFINED,
+                &state.partial,
+                &JsValue::from_str(&json),
+            );
         }
     }
-}
-
-/// `Object.assign(target, value)`.
-fn assign(target: &JsValue, value: &serde_json::Value) {
-    let fields = super::js::from_json(value);
-    let _ = js_sys::Object::assign(
-        target.unchecked_ref(),
-        fields.unchecked_ref::<js_sys::Object>(),
-    );
 }
 
 /// Brings blocks `indices` of the JS copy up to `message`: blocks the decoder changed after
