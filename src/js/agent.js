@@ -353,7 +353,7 @@ export class Agent {
 
   /** L-155/L-156/L-157: one run, from start to idle. */
   async #lifecycle(execute, skipInitialSteeringPoll = false, fromQueue = undefined) {
-    if (this.#run) throw new Error('Agent is already processing.');
+    // prompt() and continue() checked that no run is active, with no await since.
     const controller = new AbortController();
     let resolve;
     const promise = new Promise((r) => {
