@@ -30,7 +30,7 @@ fn decode(chunks: &[&[u8]]) -> (Vec<Value>, Value) {
     common::decode_sse(&mut GoogleDecoder::new(Rc::new(model()), 0.0), chunks)
 }
 
-const FILES: [&str; 11] = [
+const FILES: [&str; 13] = [
     "text.sse",
     "thinking.sse",
     "tool_single.sse",
@@ -42,6 +42,8 @@ const FILES: [&str; 11] = [
     "usage_cached.sse",
     "unknown_reason.sse",
     "partial_args.sse",
+    "tool_noargs.sse",
+    "tool_escaped.sse",
 ];
 
 #[test]
@@ -116,6 +118,20 @@ fn stream_facts() {
             "{file}"
         );
     }
+    // A call without args has empty arguments; escaped and non-ASCII arguments arrive intact.
+    let (_, m) = decode(&[&transcript("tool_noargs.sse")]);
+    assert_eq!(
+        (
+            m["content"][0]["arguments"].clone(),
+            m["stopReason"].clone()
+        ),
+        (json!({}), json!("toolUse"))
+    );
+    let (_, m) = decode(&[&transcript("tool_escaped.sse")]);
+    assert_eq!(
+        m["content"][0]["arguments"],
+        json!({"path": "dir\\file \"q\".txt", "note": "é😀 ✓\n\ttab"})
+    );
     let (_, m) = decode(&[&transcript("max_tokens.sse")]);
     assert_eq!(m["stopReason"], "length");
 }
