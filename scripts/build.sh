@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the npm package into pkg/: cargo (wasm32, release) -> wasm-bindgen --target web ->
-# wasm-opt -Oz -> entry shims -> size report with the gzip budget check.
+# wasm-opt -Oz -> inline copy and glue patch -> entry shims -> size report with the gzip budget check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,7 @@ wasm-bindgen --target web --no-typescript --out-dir pkg --out-name "$name" \
   "target/wasm32-unknown-unknown/release/$name.wasm"
 node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers --strip-target-features \
   "pkg/${name}_bg.wasm" -o "pkg/${name}_bg.wasm"
+node scripts/package-wasm.mjs
 cp src/js/*.js src/js/*.d.ts pkg/
 # A stray pkg/.gitignore (as wasm-pack writes) would make npm leave the build out of the tarball.
 rm -f pkg/.gitignore

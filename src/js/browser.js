@@ -1,6 +1,24 @@
-// Browser entry: fetch and instantiate the .wasm next to this file, then export the API.
-import init from './pi_agent_wasm.js';
+// Browser (and default) entry. The .wasm travels inside a JS chunk, gzipped and base64
+// encoded (wasm-inline.js, written by the build), imported on first use: every bundler
+// (Vite dev and build, webpack, esbuild, Rollup) and a plain import map load it as
+// ordinary JavaScript, with no asset rule, no URL to resolve and no plugin. The chunk
+// gzips to within about 1% of the .wasm's own gzip, and it is fetched only when the agent
+// first runs (or on `ready()`), so page load does not wait for it.
+import { useSource, fromBase64 } from './wasm.js';
 
-await init({ module_or_path: new URL('./pi_agent_wasm_bg.wasm', import.meta.url) });
+useSource({
+  async load() {
+    const { default: base64 } = await import('./wasm-inline.js');
+    if (typeof DecompressionStream !== 'function') {
+      throw new Error('this runtime has no DecompressionStream');
+    }
+    const gzipped = new Blob([fromBase64(base64)]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(gzipped).arrayBuffer();
+  },
+  hint:
+    "If the page sets a Content-Security-Policy, allow 'wasm-unsafe-eval' in script-src. " +
+    'If the error names wasm-inline.js, deploy every chunk your bundler emitted next to the app. ' +
+    'Browsers need WebAssembly and DecompressionStream (Chrome 80, Firefox 113, Safari 16.4).',
+});
 
 export * from './api.js';

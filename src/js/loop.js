@@ -5,6 +5,7 @@
 // never crosses the boundary (shared/design/streaming-boundary.md, point 4).
 import { runLoop, runToolCall as wasmRunToolCall, streamOnce } from './pi_agent_wasm.js';
 import { EventStream, AssistantMessageEventStream } from './event-stream.js';
+import { whenReady } from './wasm.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -229,7 +230,7 @@ const GLUE = { openResponse, streamOptions, copyWith, updater, assignMeta, sleep
  */
 export function streamSimple(model, context, options) {
   const stream = new AssistantMessageEventStream();
-  streamOnce(GLUE, model, context, options, (event) => stream.push(event)).then(
+  whenReady(() => streamOnce(GLUE, model, context, options, (event) => stream.push(event))).then(
     () => stream.end(),
     (error) => stream.fail(error),
   );
@@ -243,7 +244,7 @@ function resolveStreamFn(streamFn) {
 }
 
 export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {
-  return runLoop(GLUE, prompts, context, config, emit, signal, resolveStreamFn(streamFn), false);
+  return whenReady(() => runLoop(GLUE, prompts, context, config, emit, signal, resolveStreamFn(streamFn), false));
 }
 
 function checkContinue(context) {
@@ -258,7 +259,7 @@ function checkContinue(context) {
 
 export async function runAgentLoopContinue(context, config, emit, signal, streamFn) {
   checkContinue(context);
-  return runLoop(GLUE, undefined, context, config, emit, signal, resolveStreamFn(streamFn), true);
+  return whenReady(() => runLoop(GLUE, undefined, context, config, emit, signal, resolveStreamFn(streamFn), true));
 }
 
 function agentStream() {
@@ -292,5 +293,5 @@ export function agentLoopContinue(context, config, signal, streamFn) {
 
 /** Runs one tool call through the same steps as a model-issued call, without events (L-38). */
 export function runToolCall(toolCall, options) {
-  return wasmRunToolCall(GLUE, toolCall, options ?? {});
+  return whenReady(() => wasmRunToolCall(GLUE, toolCall, options ?? {}));
 }

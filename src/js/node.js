@@ -1,7 +1,24 @@
-// Node entry: Node 20's fetch cannot read file: URLs, so read the bytes and instantiate synchronously.
+// Node entry: reads the .wasm next to this file and instantiates it synchronously on first
+// use. Bundled into one file (esbuild, Rollup, webpack for a server or a serverless
+// function), the .wasm is usually not beside the bundle; the gzipped copy inside
+// wasm-inline.js then stands in, so the bundle works without copying any file.
 import { readFileSync } from 'node:fs';
-import { initSync } from './pi_agent_wasm.js';
+import { gunzipSync } from 'node:zlib';
+import { useSource } from './wasm.js';
 
-initSync({ module: readFileSync(new URL('./pi_agent_wasm_bg.wasm', import.meta.url)) });
+useSource({
+  sync() {
+    try {
+      return readFileSync(new URL('./pi_agent_wasm_bg.wasm', import.meta.url));
+    } catch {
+      return undefined;
+    }
+  },
+  async load() {
+    const { default: base64 } = await import('./wasm-inline.js');
+    return gunzipSync(Buffer.from(base64, 'base64'));
+  },
+  hint: 'Reinstall the package (its .wasm or wasm-inline.js is missing or damaged); Node 20.19 or later is needed.',
+});
 
 export * from './api.js';

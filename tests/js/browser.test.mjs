@@ -1,5 +1,5 @@
 // The built package in real headless Chromium (Debian's), through its "browser" entry,
-// which fetches and instantiates the .wasm with top-level await.
+// which loads the .wasm from its inline chunk on first use (no top-level await).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStaticServer, launchChromium } from './helpers.mjs';
@@ -23,6 +23,7 @@ const PAGE = `<!doctype html>
 <script type="module">
   import * as pkg from 'pi-agent-wasm';
   import { runSseScenario } from '/tests/js/shared/sse-scenario.mjs';
+  await pkg.ready();
   window.__result = runSseScenario(pkg);
 </script>`;
 
@@ -77,3 +78,96 @@ for (const api of ['openai-completions', 'openai-responses', 'anthropic-messages
     assert.equal(llm.requests.length, 2);
   });
 }
+
+/** Opens `body` (a module script) on the static server's origin, with optional response headers. */
+async function openModulePage(body, { headers = {}, setup } = {}) {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await setup?.(page);
+  const html = `<!doctype html><meta charset="utf-8">
+<script type="importmap">{ "imports": { "pi-agent-wasm": "/pkg/browser.js" } }</script>
+<script type="module">${body}</script>`;
+  await page.route(`${server.url}/__load.html`, (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html', headers, body: html }),
+  );
+  await page.goto(`${server.url}/__load.html`);
+  const r = await page.waitForFunction(() => window.__r, null, { timeout: 15000 }).then((h) => h.jsonValue());
+  await page.close();
+  return { r, problems };
+}
+
+const RUN_ONCE = `
+  const stream = () => {
+    const s = pkg.createAssistantMessageEventStream();
+    const message = { role: 'assistant', api: 'x', provider: 'x', model: 'x', content: [{ type: 'text', text: 'hi' }], stopReason: 'stop', timestamp: 1,
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } } };
+    queueMicrotask(() => { s.push({ type: 'start', partial: { ...message, content: [] } }); s.push({ type: 'done', reason: 'stop', message }); });
+    return s;
+  };
+  const run = () => pkg.runAgentLoop([{ role: 'user', content: 'hi', timestamp: 1 }], { messages: [] },
+    { model: { id: 'x', api: 'x', provider: 'x' }, convertToLlm: (m) => m }, () => {}, undefined, stream);
+  const failure = (e) => ({ code: e.code, message: e.message });
+`;
+
+test('browser: the loop loads the module on first use; SseDecoder before ready() names the fix (issue 11)', async () => {
+  const { r, problems } = await openModulePage(`
+    import * as pkg from 'pi-agent-wasm';
+    ${RUN_ONCE}
+    let early;
+    try { new pkg.SseDecoder(); early = 'constructed'; } catch (e) { early = failure(e); }
+    const messages = await run();
+    const decoded = new pkg.SseDecoder().feed(new TextEncoder().encode('data: ok\\n\\n'));
+    window.__r = { early, texts: messages.map((m) => m.role), decoded };
+  `);
+  assert.deepEqual(problems, []);
+  assert.equal(r.early.code, 'wasm_not_ready');
+  assert.match(r.early.message, /await ready\(\)/);
+  assert.deepEqual(r.texts, ['user', 'assistant']);
+  assert.deepEqual(r.decoded, [{ type: 'message', data: 'ok', lastEventId: '' }]);
+});
+
+test('browser: a chunk that fails to load rejects with wasm_load_failed, and the next call loads it (issue 11)', async () => {
+  let blocked = true;
+  const { r, problems } = await openModulePage(
+    `
+    import * as pkg from 'pi-agent-wasm';
+    ${RUN_ONCE}
+    const first = await run().then(() => 'ran', failure);
+    const ready = await pkg.ready().then(() => 'ready', failure);
+    await fetch('/__unblock');
+    const second = await run().then((m) => m.length, failure);
+    window.__r = { first, ready, second };
+  `,
+    {
+      setup: (page) =>
+        Promise.all([
+          page.route('**/pkg/wasm-inline.js', (route) => (blocked ? route.fulfill({ status: 404, body: 'gone' }) : route.continue())),
+          page.route('**/__unblock', (route) => {
+            blocked = false;
+            return route.fulfill({ status: 204 });
+          }),
+        ]),
+    },
+  );
+  assert.deepEqual(problems, []);
+  assert.equal(r.first.code, 'wasm_load_failed');
+  assert.match(r.first.message, /could not load its WebAssembly module/);
+  assert.match(r.first.message, /wasm-inline\.js/);
+  assert.equal(r.ready.code, 'wasm_load_failed');
+  assert.equal(r.second, 2);
+});
+
+test("browser: a Content-Security-Policy without 'wasm-unsafe-eval' gets an error that says so (issue 11)", async () => {
+  const { r } = await openModulePage(
+    `
+    import * as pkg from 'pi-agent-wasm';
+    ${RUN_ONCE}
+    window.__r = await run().then(() => 'ran', failure);
+  `,
+    { headers: { 'content-security-policy': "script-src 'self' 'unsafe-inline'" } },
+  );
+  assert.equal(r.code, 'wasm_load_failed');
+  assert.match(r.message, /CompileError|EvalError|WebAssembly/);
+  assert.match(r.message, /'wasm-unsafe-eval'/);
+});

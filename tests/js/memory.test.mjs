@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initSync } from '../../pkg/pi_agent_wasm.js';
-import { runAgentLoop, createAssistantMessageEventStream } from 'pi-agent-wasm';
+import { runAgentLoop, createAssistantMessageEventStream, ready } from 'pi-agent-wasm';
 
 const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 const model = { id: 'm', api: 'test', provider: 'test' };
@@ -31,6 +31,7 @@ async function oneRun() {
 }
 
 test('100 tool-using runs leave wasm memory flat after warm-up (no per-run leak)', async () => {
+  await ready();
   const wasm = initSync({ module: new Uint8Array(0) }); // the instance already loaded
   for (let i = 0; i < 20; i++) await oneRun();
   const before = wasm.memory.buffer.byteLength;
@@ -52,6 +53,7 @@ test('200 built-in-stream turns through one Agent leave wasm memory flat after w
       initialState: { model: { id: 'local', api: 'openai-completions', provider: 'local', baseUrl: server.baseUrl, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e6, maxTokens: 100 }, tools: [calc] },
       getApiKey: () => 'k',
     });
+    await ready();
     const wasm = initSync({ module: new Uint8Array(0) });
     const run = async () => {
       await agent.prompt('what is 17*23?');

@@ -43,6 +43,7 @@ test('the node entry exposes the public API only (no wasm init functions)', () =
     'agentLoopContinue',
     'createAssistantMessageEventStream',
     'getDefaultStreamFn',
+    'ready',
     'runAgentLoop',
     'runAgentLoopContinue',
     'runToolCall',
