@@ -24,19 +24,25 @@ const packed = JSON.parse(
   execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' }),
 )[0];
 let jsRaw = 0;
-for (const f of packed.files) if (f.path.endsWith('.js')) jsRaw += f.size;
+for (const f of packed.files) if (f.path.endsWith('.js') && f.path !== 'pkg/wasm-inline.js') jsRaw += f.size;
+// What a browser downloads: the .wasm inside the lazily imported chunk (see src/js/browser.js).
+const inline = readFileSync(new URL('../pkg/wasm-inline.js', import.meta.url));
+const inlineGz = gzipSync(inline, { level: 9 }).length;
 
 console.log('size report');
 console.log(`  .wasm            raw ${kb(wasm.length)}  gzip ${kb(gz)}  brotli ${kb(br)}`);
+console.log(`  browser chunk    wasm-inline.js raw ${kb(inline.length)}  gzip ${kb(inlineGz)} (the .wasm gzipped in base64)`);
 console.log(`  JS entry + glue  raw ${kb(jsRaw)}`);
 console.log(`  npm package      packed ${kb(packed.size)}  unpacked ${kb(packed.unpackedSize)}  files ${packed.files.length}`);
-console.log(`  budget           gzip .wasm <= ${kb(budget)}`);
+console.log(`  budget           gzip .wasm and browser chunk <= ${kb(budget)}`);
 
 if (!packed.files.some((f) => f.path.endsWith('.wasm'))) {
   console.error('size report: the packed package has no .wasm file');
   process.exit(1);
 }
-if (gz > budget) {
-  console.error(`size report: gzipped .wasm is ${gz} bytes, over the budget of ${budget} bytes`);
+// The budget holds for both forms the module ships in.
+const shipped = Math.max(gz, inlineGz);
+if (shipped > budget) {
+  console.error(`size report: the gzipped .wasm (or its browser chunk) is ${shipped} bytes, over the budget of ${budget} bytes`);
   process.exit(1);
 }
