@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the npm package into pkg/: cargo (wasm32, release) -> wasm-bindgen --target web ->
-# wasm-opt -Oz -> entry shims -> size report with the gzip budget check.
+# wasm-opt -Oz -> entry shims -> model catalogue -> size report with the gzip budget check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,4 +14,6 @@ node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers --strip-target-fe
 cp src/js/*.js src/js/*.d.ts pkg/
 # A stray pkg/.gitignore (as wasm-pack writes) would make npm leave the build out of the tarball.
 rm -f pkg/.gitignore
+# The `pi-agent-wasm/models` entry: pi-ai's model catalogue, generated from node_modules.
+node scripts/gen-models.mjs
 node scripts/size-report.mjs

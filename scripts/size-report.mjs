@@ -23,12 +23,16 @@ const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 const packed = JSON.parse(
   execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' }),
 )[0];
+// The model catalogue (`pi-agent-wasm/models`, data only) is reported on its own line.
+const MODELS = 'pkg/models.js';
 let jsRaw = 0;
-for (const f of packed.files) if (f.path.endsWith('.js')) jsRaw += f.size;
+for (const f of packed.files) if (f.path.endsWith('.js') && f.path !== MODELS) jsRaw += f.size;
+const models = packed.files.some((f) => f.path === MODELS) ? readFileSync(new URL(`../${MODELS}`, import.meta.url)) : undefined;
 
 console.log('size report');
 console.log(`  .wasm            raw ${kb(wasm.length)}  gzip ${kb(gz)}  brotli ${kb(br)}`);
 console.log(`  JS entry + glue  raw ${kb(jsRaw)}`);
+if (models) console.log(`  models.js        raw ${kb(models.length)}  gzip ${kb(gzipSync(models, { level: 9 }).length)}`);
 console.log(`  npm package      packed ${kb(packed.size)}  unpacked ${kb(packed.unpackedSize)}  files ${packed.files.length}`);
 console.log(`  budget           gzip .wasm <= ${kb(budget)}`);
 
