@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the npm package into pkg/: cargo (wasm32, release) -> wasm-bindgen --target web ->
-# wasm-opt -Oz -> inline copy and glue patch -> entry shims -> size report with the gzip budget check.
+# wasm-opt -Oz -> inline copy and glue patch -> entry shims -> model catalogue -> size report
+# with the gzip budget check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,4 +16,6 @@ node scripts/package-wasm.mjs
 cp src/js/*.js src/js/*.d.ts pkg/
 # A stray pkg/.gitignore (as wasm-pack writes) would make npm leave the build out of the tarball.
 rm -f pkg/.gitignore
+# The `pi-agent-wasm/models` entry: pi-ai's model catalogue, generated from node_modules.
+node scripts/gen-models.mjs
 node scripts/size-report.mjs

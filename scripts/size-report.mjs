@@ -23,8 +23,11 @@ const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 const packed = JSON.parse(
   execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' }),
 )[0];
+// The model catalogue (`pi-agent-wasm/models`, data only) is reported on its own line.
+const MODELS = 'pkg/models.js';
 let jsRaw = 0;
-for (const f of packed.files) if (f.path.endsWith('.js') && f.path !== 'pkg/wasm-inline.js') jsRaw += f.size;
+for (const f of packed.files) if (f.path.endsWith('.js') && f.path !== MODELS && f.path !== 'pkg/wasm-inline.js') jsRaw += f.size;
+const models = packed.files.some((f) => f.path === MODELS) ? readFileSync(new URL(`../${MODELS}`, import.meta.url)) : undefined;
 // What a browser downloads: the .wasm inside the lazily imported chunk (see src/js/browser.js).
 const inline = readFileSync(new URL('../pkg/wasm-inline.js', import.meta.url));
 const inlineGz = gzipSync(inline, { level: 9 }).length;
@@ -33,6 +36,7 @@ console.log('size report');
 console.log(`  .wasm            raw ${kb(wasm.length)}  gzip ${kb(gz)}  brotli ${kb(br)}`);
 console.log(`  browser chunk    wasm-inline.js raw ${kb(inline.length)}  gzip ${kb(inlineGz)} (the .wasm gzipped in base64)`);
 console.log(`  JS entry + glue  raw ${kb(jsRaw)}`);
+if (models) console.log(`  models.js        raw ${kb(models.length)}  gzip ${kb(gzipSync(models, { level: 9 }).length)}`);
 console.log(`  npm package      packed ${kb(packed.size)}  unpacked ${kb(packed.unpackedSize)}  files ${packed.files.length}`);
 console.log(`  budget           gzip .wasm and browser chunk <= ${kb(budget)}`);
 

@@ -86,6 +86,12 @@ fn is_js_whitespace(c: char) -> bool {
     )
 }
 
+/// `s.trim() === ""` in JS: empty or only JS whitespace and line terminators (Rust's
+/// `trim` differs: it strips U+0085 and keeps U+FEFF).
+pub fn is_js_blank(s: &str) -> bool {
+    s.chars().all(is_js_whitespace)
+}
+
 /// `Number(s)` (ECMAScript StringToNumber): whitespace trimmed, `""` is 0, `0x`/`0o`/`0b`
 /// literals, `Infinity`, decimal literals; anything else is NaN.
 pub fn from_js_string(s: &str) -> f64 {
@@ -212,6 +218,16 @@ mod tests {
         ];
         for (n, want) in cases {
             assert_eq!(to_js_string(*n), *want, "{n:e}");
+        }
+    }
+
+    #[test]
+    fn blank_is_js_trim_empty() {
+        for blank in ["", " ", "\t\n\r", "\u{FEFF}", "\u{3000}\u{2028}"] {
+            assert!(is_js_blank(blank), "{blank:?}");
+        }
+        for text in ["k", " k ", "\u{85}", "\u{200B}"] {
+            assert!(!is_js_blank(text), "{text:?}");
         }
     }
 

@@ -6,6 +6,7 @@
 import { runLoop, runToolCall as wasmRunToolCall, streamOnce } from './pi_agent_wasm.js';
 import { EventStream, AssistantMessageEventStream } from './event-stream.js';
 import { whenReady } from './wasm.js';
+import { envApiKey } from './env-keys.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -220,7 +221,7 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, updater, assignMeta, sleep, deadline, guard };
+const GLUE = { openResponse, streamOptions, copyWith, updater, assignMeta, sleep, deadline, guard, envApiKey };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

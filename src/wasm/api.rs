@@ -124,6 +124,7 @@ pub async fn run_loop(
             copy: glue_fn(&glue, "copyWith")?,
             assign_meta: glue_fn(&glue, "assignMeta")?,
             deadline: glue_fn(&glue, "deadline")?,
+            env_api_key: glue_fn(&glue, "envApiKey")?,
             updates: updates.clone(),
             table: table.clone(),
         })
@@ -278,6 +279,7 @@ pub async fn stream_once(
         copy: glue_fn(&glue, "copyWith")?,
         assign_meta: glue_fn(&glue, "assignMeta")?,
         deadline: glue_fn(&glue, "deadline")?,
+        env_api_key: glue_fn(&glue, "envApiKey")?,
         // Not seeded at `start` here: the start event below seeds the sink's own cell.
         updates: Default::default(),
         table: table.clone(),

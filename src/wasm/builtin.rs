@@ -55,6 +55,8 @@ pub struct BuiltinStreamFn {
     pub assign_meta: Function,
     /// Glue `deadline(ms)`: `{ promise, cancel }` of a timer.
     pub deadline: Function,
+    /// Glue `envApiKey(provider, env)`: `{ apiKey }` or `{ note }` from the environment.
+    pub env_api_key: Function,
     /// The sink's copy of the response being rendered, seeded at `start`.
     pub updates: UpdateCell,
     pub table: Rc<Table>,
@@ -472,14 +474,14 @@ impl StreamFn for BuiltinStreamFn {
             };
             let now = js_sys::Date::now();
             let started = JsClock.monotonic();
-            let api_key = options.api_key.clone().filter(|k| !k.is_empty());
+            let (api_key, note) = self.api_key(model, options.api_key.clone());
             let Some(key) = api_key.clone() else {
-                let provider = str_field(model, "provider").to_string();
-                return Ok(self.fail_early(
-                    model,
-                    &format!("No API key for provider: {provider}"),
-                    None,
-                ));
+                let provider = str_field(model, "provider");
+                let message = match note {
+                    Some(note) => format!("No API key for provider: {provider} ({note})"),
+                    None => format!("No API key for provider: {provider}"),
+                };
+                return Ok(self.fail_early(model, &message, None));
             };
             let Some(fetch) = fetch_fn(&get(&self.config, "fetch")) else {
                 return Ok(self.fail_early(
@@ -729,6 +731,29 @@ impl StreamFn for BuiltinStreamFn {
 }
 
 impl BuiltinStreamFn {
+    /// The key to send, as pi-ai's compat `streamSimple` picks it: the given key unless it
+    /// is blank; else the environment's (the glue's `envApiKey`, the host's business); else
+    /// the given one as it is (a blank key is sent, an empty one is none). With no key, the
+    /// glue's note on a variable it saw but does not use.
+    fn api_key(&self, model: &Value, given: Option<String>) -> (Option<String>, Option<String>) {
+        if given
+            .as_deref()
+            .is_some_and(|k| !crate::jsnum::is_js_blank(k))
+        {
+            return (given, None);
+        }
+        let provider = JsValue::from_str(str_field(model, "provider"));
+        let found = call(&self.env_api_key, &[&provider, &get(&self.config, "env")])
+            .unwrap_or(JsValue::UNDEFINED);
+        match get(&found, "apiKey").as_string() {
+            Some(key) => (Some(key), None),
+            None => (
+                given.filter(|k| !k.is_empty()),
+                get(&found, "note").as_string(),
+            ),
+        }
+    }
+
     /// Waits before retry `attempt` (ends early on abort): the server's delay, else 0.5 s
     /// doubling up to 8 s, less up to a quarter at random (pi-ai's policy).
     async fn pause(&self, attempt: u32, server_ms: Option<f64>) {

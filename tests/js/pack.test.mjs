@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packAndInstall } from './helpers.mjs';
+import { getModel, getProviders, OPENAI_MODELS } from 'pi-agent-wasm/models';
 
 let installed;
 before(async () => {
@@ -23,6 +24,8 @@ test('the tarball lists the .wasm, the glue, every entry shim and the types', ()
     'pkg/node.js',
     'pkg/workerd.js',
     'pkg/index.d.ts',
+    'pkg/models.js',
+    'pkg/models.d.ts',
   ]) {
     assert.ok(installed.files.includes(f), `tarball lacks ${f}`);
   }
@@ -51,4 +54,16 @@ test('a fresh project imports the installed package by name and decodes a stream
     encoding: 'utf8',
   });
   assert.deepEqual(JSON.parse(out), [{ type: 'hi', data: '1\n2', lastEventId: '' }]);
+});
+
+test('a fresh project imports pi-agent-wasm/models from the installed package', () => {
+  const script = `
+    import { getModel, getProviders, OPENAI_MODELS } from 'pi-agent-wasm/models';
+    process.stdout.write(JSON.stringify([getModel('openai', 'gpt-4o-mini'), getProviders(), Object.keys(OPENAI_MODELS)]));
+  `;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: installed.dir,
+    encoding: 'utf8',
+  });
+  assert.deepEqual(JSON.parse(out), [getModel('openai', 'gpt-4o-mini'), getProviders(), Object.keys(OPENAI_MODELS)]);
 });

@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { packAndInstall, repoRoot } from './helpers.mjs';
 import { EXPECTED } from './shared/sse-scenario.mjs';
-import { startScenarioServer } from './shared/openai-server.mjs';
+import { startScenarioServer, startOpenAIServer, responsesTextChunks } from './shared/openai-server.mjs';
 import { EXPECTED_SCENARIO } from './shared/agent-scenario.mjs';
 
 const COMPAT_DATE = '2026-04-26';
+const WORKER_KEY = 'sk-worker-secret-0123456789';
 let installed;
 let mf;
 
@@ -25,11 +26,24 @@ before(async () => {
   await writeFile(
     join(dir, 'worker.mjs'),
     `import * as pkg from 'pi-agent-wasm';
+import { getModel } from 'pi-agent-wasm/models';
 import { runSseScenario } from './sse-scenario.mjs';
 import { runToolScenario } from './agent-scenario.mjs';
 export default {
-  async fetch(request) {
+  async fetch(request, env) {
     const url = new URL(request.url);
+    if (url.pathname === '/env-key') {
+      // The Workers pattern for keys: no global environment, so the key comes from env.
+      const model = { ...getModel('openai', 'gpt-4o-mini'), baseUrl: url.searchParams.get('llm') };
+      const config = { model, convertToLlm: (m) => m };
+      const mode = url.searchParams.get('mode');
+      if (mode === 'env') config.env = env;
+      if (mode === 'getApiKey') config.getApiKey = () => env.OPENAI_API_KEY;
+      if (mode === 'apiKey') config.apiKey = env.OPENAI_API_KEY;
+      const messages = await pkg.runAgentLoop([{ role: 'user', content: 'hi', timestamp: 1 }], { messages: [], tools: [] }, config, () => {});
+      const last = messages.at(-1);
+      return Response.json({ process: typeof globalThis.process, stopReason: last.stopReason, errorMessage: last.errorMessage, text: last.content.map((b) => b.text).join('') });
+    }
     if (url.pathname === '/agent') {
       const agentClass = url.searchParams.get('agentClass') === '1';
       return Response.json(await runToolScenario(pkg, url.searchParams.get('llm'), url.searchParams.get('api') ?? undefined, { agentClass }));
@@ -62,6 +76,7 @@ export default {
     modulesRoot: join(dir, 'dist'),
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: COMPAT_DATE,
+    bindings: { OPENAI_API_KEY: WORKER_KEY },
   });
 });
 
@@ -106,3 +121,22 @@ for (const [api, agentClass] of [['openai-completions', false], ['openai-respons
     }
   });
 }
+
+test('a Worker has no global environment: the key comes from its env, as apiKey, getApiKey or the env option', async () => {
+  const llm = await startOpenAIServer(() => responsesTextChunks('hello'), { api: 'responses' });
+  try {
+    const ask = async (mode) => (await mf.dispatchFetch(`http://localhost/env-key?llm=${encodeURIComponent(llm.baseUrl)}&mode=${mode}`)).json();
+    const none = await ask('none');
+    assert.equal(none.process, 'undefined');
+    assert.equal(none.errorMessage, 'No API key for provider: openai');
+    assert.equal(llm.requests.length, 0);
+    for (const mode of ['apiKey', 'getApiKey', 'env']) {
+      const out = await ask(mode);
+      assert.deepEqual(out, { process: 'undefined', stopReason: 'stop', text: 'hello' }, mode);
+      assert.equal(llm.requests.at(-1).headers.authorization, `Bearer ${WORKER_KEY}`, mode);
+    }
+    assert.equal(llm.requests.length, 3);
+  } finally {
+    await llm.close();
+  }
+});
