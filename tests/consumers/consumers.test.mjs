@@ -80,6 +80,9 @@ after(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
+/** A Chat Completions message content as text (a string or text parts). */
+const textOf = (content) => (typeof content === 'string' ? content : content.map((p) => p.text).join(''));
+
 /** The scripted model: a tool call with streamed arguments first, then an answer quoting
  * the tool result it was sent. On its own origin with CORS, as a browser app calling a
  * model API (or a local Ollama with OLLAMA_ORIGINS) sees it, so no app needs a proxy. */
@@ -118,9 +121,6 @@ async function startModel() {
     },
   };
 }
-
-/** A Chat Completions message content as text (a string or text parts). */
-const textOf = (content) => (typeof content === 'string' ? content : content.map((p) => p.text).join(''));
 
 /** The run's outcome as the app shows it, and the model server's view of it: the tool ran
  * once with the arguments the model streamed, the model got its result, and the streamed
@@ -232,8 +232,8 @@ async function startViteDev(name) {
   };
 }
 
-/** Builds with `build()`, serves `root` statically, runs `page` of it in Chromium. */
-async function buildAndRun(t, { root, page, lazyChunk }) {
+/** Serves a build (`root`) statically and runs its `page` in Chromium. */
+async function buildAndRun({ root, page, lazyChunk }) {
   const llm = await startModel();
   const site = await startStaticServer(root);
   try {
@@ -266,7 +266,7 @@ describe('consumer projects import pi-agent-wasm by name and run a tool-using ag
         const out = await run(bin(name, 'vite'), ['build'], { cwd: dir });
         assert.doesNotMatch(out, /warn|\(!\)/i, out);
         reportSizes(t, `${name} build`, out, /^dist\/.*kB/);
-        await buildAndRun(t, { root: join(dir, 'dist'), page: 'index.html', lazyChunk: true });
+        await buildAndRun({ root: join(dir, 'dist'), page: 'index.html', lazyChunk: true });
       });
       await t.test('vite dev server (dep optimizer on)', async () => {
         const llm = await startModel();
@@ -293,13 +293,13 @@ describe('consumer projects import pi-agent-wasm by name and run a tool-using ag
       const out = await run(bin('esbuild', 'esbuild'), ['src/main.js', '--bundle', '--format=esm', '--splitting', '--outdir=dist'], { cwd: dir });
       assert.doesNotMatch(out, /warning/i, out);
       reportSizes(t, 'esbuild esm', out, /^dist\/\S+\s+[\d.]+kb$/);
-      await buildAndRun(t, { root: dir, page: 'index.html', lazyChunk: true });
+      await buildAndRun({ root: dir, page: 'index.html', lazyChunk: true });
     });
     await t.test('iife (no splitting)', async (t) => {
       const out = await run(bin('esbuild', 'esbuild'), ['src/main.js', '--bundle', '--outfile=dist-iife/main.js'], { cwd: dir });
       assert.doesNotMatch(out, /warning/i, out);
       reportSizes(t, 'esbuild iife', out, /^dist-iife\/\S+\s+[\d.]+kb$/);
-      await buildAndRun(t, { root: dir, page: 'iife.html', lazyChunk: false });
+      await buildAndRun({ root: dir, page: 'iife.html', lazyChunk: false });
     });
   });
 
@@ -311,7 +311,7 @@ describe('consumer projects import pi-agent-wasm by name and run a tool-using ag
     for (const f of await readdir(join(dir, 'dist'))) {
       t.diagnostic(`rollup: dist/${f} ${(await readFile(join(dir, 'dist', f))).length} bytes`);
     }
-    await buildAndRun(t, { root: dir, page: 'index.html', lazyChunk: true });
+    await buildAndRun({ root: dir, page: 'index.html', lazyChunk: true });
   });
 
   test('webpack 5, mode production, no wasm rules', async (t) => {
@@ -323,7 +323,7 @@ describe('consumer projects import pi-agent-wasm by name and run a tool-using ag
     const warnings = out.split('\n').filter((l) => /^(WARNING|ERROR)/.test(l));
     assert.ok(warnings.every((l) => /^WARNING in (asset|entrypoint) size limit/.test(l)), out);
     reportSizes(t, 'webpack', out, /^asset /);
-    await buildAndRun(t, { root: dir, page: 'index.html', lazyChunk: true });
+    await buildAndRun({ root: dir, page: 'index.html', lazyChunk: true });
   });
 
   test('wrangler: a module Worker with named imports, bundled by wrangler, run by Miniflare', async (t) => {
