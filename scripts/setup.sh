@@ -33,6 +33,19 @@ if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_m
   cp package-lock.json node_modules/.setup-lock
 fi
 
+# 3b. The consumer projects (tests/consumers/*: Vite, esbuild, Rollup, webpack, wrangler and
+#     Node apps), each from its own committed lockfile. The package itself is not in their
+#     lockfiles: the consumer test puts a freshly packed copy into their node_modules.
+for lock in tests/consumers/*/package-lock.json; do
+  dir=$(dirname "$lock")
+  if ! cmp -s "$lock" "$dir/node_modules/.setup-lock"; then
+    step "npm ci in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    mkdir -p "$dir/node_modules"
+    cp "$lock" "$dir/node_modules/.setup-lock"
+  fi
+done
+
 # 4. Debian's Chromium and ChromeDriver for the browser tests. Never a downloaded browser.
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   step "apt-get install chromium chromium-driver"

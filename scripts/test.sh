@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test from a fresh clone: setup (idempotent), lint, native tests, the build,
-# wasm tests in Node and Chromium, and the JS tests (Node, Chromium, workerd, pack-and-install).
+# wasm tests in Node and Chromium, the JS tests (Node, Chromium, workerd, pack-and-install)
+# and the consumer projects (bundlers, dev servers, Workers and Node apps using the package).
 # Ends with one line "tests: N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,5 +79,11 @@ node_modules/.bin/tsc -p tests/types
 echo "tsc --noEmit: ok"
 
 run js-tests node --test --test-concurrency=2 tests/js/
+
+# The package as users install it, in real consumer projects (tests/consumers/*): Vite 5/6/8
+# build and dev server, esbuild, Rollup, webpack, a wrangler Worker, Node ESM/CJS/bundled.
+start=$(date +%s)
+run consumers node --test tests/consumers/consumers.test.mjs
+echo "consumer projects took $(( $(date +%s) - start )) s"
 
 printf '\ntests: %d passed, %d failed\n' "$passed" "$failed"

@@ -1,0 +1,44 @@
+// A calculator agent on the command line, in CommonJS: require() loads the ES module
+// package (Node >= 20.19). Asks an OpenAI-compatible server (LLM_BASE_URL, a local Ollama
+// by default), runs the tool, prints each tool call and the answer.
+const { Agent } = require('pi-agent-wasm');
+
+const model = {
+  id: 'local-model', name: 'Local model', api: 'openai-completions', provider: 'local',
+  baseUrl: process.env.LLM_BASE_URL ?? 'http://127.0.0.1:11434/v1',
+  reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 32768, maxTokens: 4096,
+};
+
+const calc = {
+  name: 'calc',
+  label: 'Calculator',
+  description: 'Multiplies two numbers',
+  parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+  execute: async (_id, { a, b }) => {
+    const result = String(a * b);
+    console.log(`calc ${JSON.stringify({ a, b })} = ${result}`);
+    return { content: [{ type: 'text', text: result }], details: {} };
+  },
+};
+
+async function main() {
+  const agent = new Agent({
+    initialState: { systemPrompt: 'Be terse.', model, tools: [calc] },
+    getApiKey: () => process.env.LLM_API_KEY ?? 'local-key',
+  });
+  agent.subscribe((event) => {
+    if (event.type === 'message_update' && event.assistantMessageEvent.type === 'text_delta') {
+      process.stdout.write(event.assistantMessageEvent.delta);
+    }
+  });
+  await agent.prompt('what is 17*23?');
+  process.stdout.write('\n');
+  const last = agent.state.messages.at(-1);
+  if (last.stopReason !== 'stop') {
+    console.error(`the run ended with ${last.stopReason}: ${last.errorMessage}`);
+    process.exitCode = 1;
+  }
+}
+
+main();
