@@ -13,4 +13,5 @@ export {
   streamSimple,
 } from './loop.js';
 export { Agent } from './agent.js';
+export { streamProxy } from './proxy.js';
 export { EventStream, AssistantMessageEventStream, createAssistantMessageEventStream } from './event-stream.js';
