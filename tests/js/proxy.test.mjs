@@ -10,7 +10,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { spawnSync } from 'node:child_process';
-import { repoRoot } from './helpers.mjs';
+import { repoRoot, startStaticServer, launchChromium } from './helpers.mjs';
 import * as ours from 'pi-agent-wasm';
 import * as pi from '@earendil-works/pi-agent-core';
 import { PROXY_TOKEN, LLM_KEY, startLlmServer, startProxyServer, startRawServer, writeInChunks, sse } from './shared/proxy-server.mjs';
@@ -236,6 +236,58 @@ test('Agent with streamProxy as its streamFn: events and state equal pi\'s Agent
   const p = await run(pi);
   assert.deepEqual(o, p);
   assert.equal(o.messages.at(-1).content[0].text, 'Results: 391 | 42 — fertig ✓');
+});
+
+test('in Chromium (browser entry): the Agent over streamProxy runs the tool conversation as in Node', async () => {
+  const gateway = await startProxyServer({ llmBaseUrl: llm.baseUrl, basePath: '/gw' });
+  // The page's own origin forwards /gw/ to the proxy (pages may not call another loopback port).
+  const site = await startStaticServer(undefined, { proxy: { '/gw/': gateway.url } });
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(String(e)));
+    const html = `<!doctype html>
+<meta charset="utf-8">
+<script type="importmap">{ "imports": { "pi-agent-wasm": "/pkg/browser.js" } }</script>
+<script type="module">
+  import { Agent, streamProxy } from 'pi-agent-wasm';
+  const model = ${JSON.stringify(model)};
+  const calc = { name: 'calc', label: 'Calculator', description: 'Multiplies a*b',
+    parameters: ${JSON.stringify(calc.parameters)},
+    execute: async (_id, { a, b }) => ({ content: [{ type: 'text', text: String(a * b) }], details: { a, b } }) };
+  const agent = new Agent({
+    initialState: { systemPrompt: 'Be terse.', model, tools: [calc] },
+    streamFn: (m, c, o) => streamProxy(m, c, { ...o, proxyUrl: location.origin + '/gw', authToken: ${JSON.stringify(PROXY_TOKEN)} }),
+  });
+  const types = [];
+  agent.subscribe((e) => { types.push(e.type === 'message_update' ? e.assistantMessageEvent.type : e.type); });
+  agent.prompt('scenario:tools what are 17*23 and 6*7?').then(
+    () => { window.__run = { messages: JSON.parse(JSON.stringify(agent.state.messages)), types }; },
+    (e) => { window.__run = { error: String(e) }; });
+</script>`;
+    await page.route(`${site.url}/__proxy.html`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: html }));
+    await page.goto(`${site.url}/__proxy.html`);
+    const r = await page.waitForFunction(() => window.__run, null, { timeout: 20000 }).then((h) => h.jsonValue());
+    assert.deepEqual(problems, []);
+    assert.equal(r.error, undefined);
+    // The same conversation in Node, through the same kind of proxy.
+    const events = [];
+    const agent = new ours.Agent({
+      initialState: { systemPrompt: 'Be terse.', model, tools: [calc] },
+      streamFn: (m, c, o) => ours.streamProxy(m, c, { ...o, proxyUrl: proxy.url, authToken: PROXY_TOKEN }),
+    });
+    agent.subscribe((e) => { events.push(e.type === 'message_update' ? e.assistantMessageEvent.type : e.type); });
+    await agent.prompt('scenario:tools what are 17*23 and 6*7?');
+    assert.deepEqual(normalize(r.messages), normalize(agent.state.messages));
+    assert.deepEqual(r.types, events);
+    assert.equal(r.messages.at(-1).content[0].text, 'Results: 391 | 42 — fertig ✓');
+    assert.equal(gateway.requests.length, 2);
+  } finally {
+    await browser.close();
+    await site.close();
+    await gateway.close();
+  }
 });
 
 // ---------------------------------------------------------------------------------------

@@ -127,14 +127,15 @@ async function listen(server) {
  * The realistic proxy. `whole: true` sends each response in one write (so the client reads
  * it in one chunk); otherwise events go out as the LLM streams them, cut at irregular byte
  * offsets (inside lines and UTF-8 characters). `stallAfter: n` sends n events, then holds the
- * response open until the client goes away. `upstream` overrides the LLM base URL.
+ * response open until the client goes away. `upstream` overrides the LLM base URL; the
+ * route is `${basePath}/api/stream`.
  */
-export async function startProxyServer({ llmBaseUrl, whole = false, stallAfter, upstream } = {}) {
+export async function startProxyServer({ llmBaseUrl, whole = false, stallAfter, upstream, basePath = '' } = {}) {
   const requests = [];
   const closed = [];
   const server = createServer(async (req, res) => {
     const entry = await record(req, requests);
-    if (req.method !== 'POST' || req.url !== '/api/stream') {
+    if (req.method !== 'POST' || req.url !== `${basePath}/api/stream`) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `No route ${req.method} ${req.url}` }));
       return;
     }
