@@ -90,7 +90,8 @@ class ProxyResponse {
     const signal = options.signal;
     if (signal != null && typeof signal.addEventListener === 'function') this.#signal = signal;
     const timeout = Number(options.timeoutMs);
-    if (timeout > 0) this.#timeoutMs = timeout;
+    // setTimeout fires at once for delays beyond 2^31-1 ms, so longer ones mean "none".
+    if (timeout > 0 && timeout <= 2 ** 31 - 1) this.#timeoutMs = timeout;
     if (this.#model === null || typeof this.#model !== 'object') throw new ProxyFailure('streamProxy needs a model');
     if (options.proxyUrl == null) throw new ProxyFailure('streamProxy needs options.proxyUrl');
     checkToken(options.authToken);
@@ -258,12 +259,18 @@ class ProxyResponse {
     }
     return new Promise((resolve, reject) => {
       let timer;
+      let settled = false;
+      // Whichever comes first; a late settle (the promise after a timeout) must not clear
+      // the wake of a later wait.
       const settle = (fn, value) => {
+        if (settled) return;
+        settled = true;
         if (timer !== undefined) clearTimeout(timer);
-        this.#wake = null;
+        if (this.#wake === wake) this.#wake = null;
         fn(value);
       };
-      this.#wake = () => settle(reject, new ProxyFailure(this.#abortText()));
+      const wake = () => settle(reject, new ProxyFailure(this.#abortText()));
+      this.#wake = wake;
       if (this.#timeoutMs !== undefined) {
         timer = setTimeout(() => {
           this.#controller?.abort(new Error('timeout'));

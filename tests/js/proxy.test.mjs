@@ -571,6 +571,27 @@ test('stalled server with timeoutMs: ends with a timeout error instead of hangin
   }
 });
 
+test('timeoutMs bounds each wait, not the whole response; an out-of-range value means none', async () => {
+  // 8 events, 40 ms apart: 280 ms in all, never 150 ms without data.
+  const slow = await startRawServer(async (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const e of [...HELLO.slice(0, 3), ev.delta(' a'), ev.delta(' b'), ev.delta(' c'), ev.textEnd, ev.done]) {
+      res.write(sse([e]));
+      await new Promise((r) => setTimeout(r, 40));
+    }
+    res.end();
+  });
+  try {
+    for (const timeoutMs of [150, Infinity, 1e12, -1, 'soon']) {
+      const run = await runProxy(ours.streamProxy, model, context('text'), { proxyUrl: slow.url, authToken: PROXY_TOKEN, timeoutMs });
+      assert.equal(run.result.stopReason, 'stop', String(timeoutMs));
+      assert.equal(run.result.content[0].text, 'Hello a b c');
+    }
+  } finally {
+    await slow.close();
+  }
+});
+
 test('a fetch that ignores the signal and never settles: abort still ends the stream (pi hangs)', async () => {
   const controller = new AbortController();
   const neverFetch = () => new Promise(() => {});
