@@ -147,6 +147,8 @@ class ProxyResponse {
         if (error instanceof ProxyFailure) throw error;
         throw new ProxyFailure(`Reading the proxy response failed: ${describe(error)}`);
       }
+      // An abort that came after this read settled: drop what it read, as pi does.
+      if (this.#signal?.aborted) throw new ProxyFailure(ABORTED_BY_USER);
       if (step === null || typeof step !== 'object') throw new ProxyFailure('The proxy response body returned an invalid read');
       if (step.done) break;
       if (lines.push(bytesOrText(step.value), onLine)) return;
@@ -223,10 +225,12 @@ class ProxyResponse {
   #fail(message) {
     if (this.#finished) return;
     this.#finished = true;
-    const reason = this.#signal?.aborted ? 'aborted' : 'error';
+    const aborted = this.#signal?.aborted === true;
     const { partial } = this.#message;
-    partial.stopReason = reason;
-    partial.errorMessage = this.#redact(message);
+    partial.stopReason = aborted ? 'aborted' : 'error';
+    // Once aborted, the abort is the cause, whatever failed after it.
+    partial.errorMessage = this.#redact(aborted ? this.#abortText() : message);
+    const reason = partial.stopReason;
     this.#stream.push({ type: 'error', reason, error: partial });
   }
 

@@ -14,7 +14,7 @@ import { repoRoot, startStaticServer, launchChromium } from './helpers.mjs';
 import * as ours from 'pi-agent-wasm';
 import * as pi from '@earendil-works/pi-agent-core';
 import { PROXY_TOKEN, LLM_KEY, startLlmServer, startProxyServer, startRawServer, writeInChunks, sse } from './shared/proxy-server.mjs';
-import { normalize, runProxy, withFetch, bodyFetch } from './shared/proxy-run.mjs';
+import { normalize, runProxy, withFetch, bodyFetch, faultyFetch } from './shared/proxy-run.mjs';
 import { fuzzCase, invariants, argumentText, USAGE } from './shared/proxy-fuzz.mjs';
 
 const llm = await startLlmServer();
@@ -742,12 +742,37 @@ test(`fuzz: ${FUZZ_CASES} seeded bodies keep every invariant; pi-readable ones e
       const plain = await call(ours.streamProxy, [new TextEncoder().encode(sse(c.events))]);
       assert.deepEqual(normalize(o.pushed), normalize(plain.pushed), `not read like the plain body: ${label}`);
     }
+    // The same body with a transport fault, through both.
+    const faulted = {};
+    for (const [name, impl] of [['ours', ours.streamProxy], ['pi', pi.streamProxy]]) {
+      const controller = new AbortController();
+      const fetchFn = faultyFetch(c.chunks, c.fault, () => setTimeout(() => controller.abort(), 2));
+      const onEvent = (e, index) => { if (c.fault.kind === 'abort' && index === c.fault.at) controller.abort(); };
+      faulted[name] = await withFetch(fetchFn, () => runProxy(impl, model, context('text'), { proxyUrl: 'http://proxy.invalid', authToken: PROXY_TOKEN, signal: controller.signal }, { timeout: 2000, onEvent }));
+    }
+    const f = faulted.ours;
+    assert.deepEqual(invariants(f, PROXY_TOKEN), [], `with ${c.fault.kind} at ${c.fault.at}: ${label}`);
+    const cut = f.pushed.at(-1).error;
+    if (c.fault.kind === 'error' && cut?.errorMessage.startsWith('Reading')) assert.equal(cut.errorMessage, 'Reading the proxy response failed: terminated', label);
+    // Aborted by the signal (not by a server event saying so): the abort is the message.
+    if (cut?.stopReason === 'aborted' && cut.errorMessage !== 'upstream said no') assert.equal(cut.errorMessage, 'Request aborted by user', label);
+    if (c.fault.kind === 'error' && c.mutation.piSane) {
+      // The events before the failure are pi's; pi words the message as the bare error.
+      const strip = (run) => normalize(run.pushed).map((e) => (e.type === 'error' ? { ...e, error: { ...e.error, errorMessage: undefined } } : e));
+      assert.deepEqual(strip(f), strip(faulted.pi), `with a reset: ${label}`);
+    }
+    for (const run of Object.values(faulted)) {
+      const broken = invariants(run, PROXY_TOKEN);
+      if (run === faulted.pi && broken.length > 0) piBroken.set(`${c.fault.kind} fault`, broken);
+    }
     const broken = invariants(p, PROXY_TOKEN);
     if (broken.length > 0) piBroken.set(c.name, [...new Set([...(piBroken.get(c.name) ?? []), ...broken.map((b) => b.replace(/\d+|\{.*/g, '#'))])]);
   }
-  // The generator finds real bugs: pi breaks invariants on these kinds of body.
+  // The generator finds real bugs: pi breaks invariants on these kinds of body (holes,
+  // usage undefined, "undefined" deltas, and a final message rewritten by whatever comes
+  // after done: late lines, or a reset connection).
   const kinds = [...piBroken.keys()];
-  for (const kind of ['badIndex', 'noUsage', 'afterDone', 'badDelta']) assert.ok(kinds.includes(kind), `pi broke nothing on ${kind}: ${JSON.stringify([...piBroken])}`);
+  for (const kind of ['badIndex', 'noUsage', 'afterDone', 'badDelta', 'error fault']) assert.ok(kinds.includes(kind), `pi broke nothing on ${kind}: ${JSON.stringify([...piBroken])}`);
 });
 
 test('partial tool arguments equal pi\'s at every delta, malformed JSON and huge open arrays included', async () => {

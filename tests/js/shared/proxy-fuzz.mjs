@@ -109,7 +109,12 @@ export function fuzzCase(seed) {
   const name = r.chance(0.35) ? 'none' : r.pick(Object.keys(MUTATIONS));
   const text = MUTATIONS[name].make(r, events);
   const bytes = new TextEncoder().encode(text);
-  return { seed, name, mutation: MUTATIONS[name], events, text, chunks: chunk(r, bytes), otherChunks: chunk(r, bytes) };
+  const chunks = chunk(r, bytes);
+  // A transport fault for a third run: the body fails or stalls at a chunk, or the
+  // consumer aborts at an event.
+  const kind = r.pick(['error', 'stall', 'abort']);
+  const fault = { kind, at: kind === 'abort' ? r.int(events.length + 1) : r.int(chunks.length + 1) };
+  return { seed, name, mutation: MUTATIONS[name], events, text, chunks, otherChunks: chunk(r, bytes), fault };
 }
 
 const BLOCK_OK = {

@@ -29,8 +29,10 @@ export async function runProxy(streamProxy, model, context, options, { timeout =
   }
   const push = stream.push.bind(stream);
   stream.push = (event) => {
+    // A push after the stream ended is ignored by the stream: not an event anyone sees.
+    const accepted = !stream.done;
     push(event);
-    out.pushed.push(structuredClone(event));
+    if (accepted) out.pushed.push(structuredClone(event));
   };
   let timer;
   const hang = new Promise((resolve) => { timer = setTimeout(resolve, timeout, 'hung'); });
@@ -38,7 +40,7 @@ export async function runProxy(streamProxy, model, context, options, { timeout =
     for await (const event of stream) {
       const { partial, message, error, ...rest } = event;
       out.consumed.push(rest);
-      await onEvent?.(event);
+      await onEvent?.(event, out.consumed.length - 1);
     }
     return stream.result();
   })();
@@ -81,4 +83,25 @@ export function bodyFetch(chunks, init = { status: 200, headers: { 'content-type
   };
   fetchFn.calls = calls;
   return fetchFn;
+}
+
+/** Like `bodyFetch`, with a fault at chunk `at`: `error` makes the body fail there (a reset
+ * connection), `stall` stops it there for good and calls `onStall`. */
+export function faultyFetch(chunks, { kind, at }, onStall) {
+  return async () => {
+    let i = 0;
+    const body = new ReadableStream({
+      pull(controller) {
+        if (i === at && kind === 'error') return controller.error(new TypeError('terminated'));
+        if (i === at && kind === 'stall') {
+          onStall();
+          return new Promise(() => {});
+        }
+        if (i < chunks.length) controller.enqueue(chunks[i++]);
+        else controller.close();
+        return undefined;
+      },
+    });
+    return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+  };
 }
