@@ -415,6 +415,25 @@ test('non-2xx with a plain-text body: the text is quoted after the status (pi dr
   assert.equal(p.result.errorMessage, 'Proxy error: 503 Service Unavailable');
 });
 
+test('abort while reading an error body: the abort is the message (pi: the status, with stopReason "aborted")', async () => {
+  const stalled = await startRawServer((req, res) => {
+    res.writeHead(500, { 'content-type': 'text/plain' });
+    res.write('partial error te');
+  });
+  try {
+    for (const [impl, message] of [[ours.streamProxy, 'This operation was aborted'], [pi.streamProxy, 'Proxy error: 500 Internal Server Error']]) {
+      const controller = new AbortController();
+      const stream = impl(model, context('text'), { proxyUrl: stalled.url, authToken: PROXY_TOKEN, signal: controller.signal });
+      setTimeout(() => controller.abort(), 100);
+      const result = await stream.result();
+      assert.equal(result.stopReason, 'aborted');
+      assert.equal(result.errorMessage, message);
+    }
+  } finally {
+    await stalled.close();
+  }
+});
+
 test('an error body that echoes the token: redacted (pi puts the token in the message)', async () => {
   const { o, p } = await bothRaw((req, res) => {
     res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `Token ${req.headers.authorization.slice(7)} is expired` }));
