@@ -1,5 +1,6 @@
 // Running a streamProxy implementation and recording what it did, the same way for this
 // package and for pi-agent-core, so runs can be compared event by event.
+import assert from 'node:assert/strict';
 
 /** Loop-made timestamps and durations vary between runs. */
 export function normalize(v) {
@@ -104,4 +105,33 @@ export function faultyFetch(chunks, { kind, at }, onStall) {
     });
     return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
   };
+}
+
+/** Two runs (with their `requests`) are the same: events as pushed and as consumed, the
+ * final message, the requests. */
+export function assertSameRun(o, p) {
+  assert.deepEqual(normalize(o.pushed), normalize(p.pushed), 'events as pushed');
+  assert.deepEqual(o.consumed, p.consumed, 'events as consumed');
+  assert.deepEqual(normalize(o.result), normalize(p.result), 'final message');
+  assert.deepEqual(o.requests ?? [], p.requests ?? [], 'requests (method, URL, headers, body)');
+}
+
+/** The runs with the final errorMessage set aside: where only the wording differs. */
+export function assertSameButMessage(o, p) {
+  const strip = (run) => {
+    const pushed = normalize(run.pushed);
+    if (pushed.at(-1)?.type === 'error') delete pushed.at(-1).error.errorMessage;
+    const result = normalize(run.result);
+    delete result.errorMessage;
+    return { pushed, result, consumed: run.consumed };
+  };
+  assert.deepEqual(strip(o), strip(p));
+}
+
+export async function waitFor(predicate, ms = 3000) {
+  const until = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > until) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
