@@ -16,6 +16,7 @@ export {
   streamSimple,
 } from './loop.js';
 export { Agent } from './agent.js';
+export { streamProxy } from './proxy.js';
 export { EventStream, AssistantMessageEventStream, createAssistantMessageEventStream } from './event-stream.js';
 
 /**

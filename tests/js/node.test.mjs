@@ -48,6 +48,7 @@ test('the node entry exposes the public API only (no wasm init functions)', () =
     'runAgentLoopContinue',
     'runToolCall',
     'setDefaultStreamFn',
+    'streamProxy',
     'streamSimple',
   ]);
 });
