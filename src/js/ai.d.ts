@@ -190,6 +190,9 @@ export type KnownApi =
 export type Api = KnownApi | (string & {});
 export type ProviderId = string;
 
+// The model and compat types below come from pi-ai's schemas, whose optional fields accept
+// `undefined` explicitly (it matters under exactOptionalPropertyTypes), so they do here too.
+
 export type ModelInputModality = "text" | "image";
 export type CacheRetention = "none" | "short" | "long";
 export interface ModelCostRates {
@@ -204,29 +207,29 @@ export interface ModelCostTier extends ModelCostRates {
 }
 /** Cost per million tokens. */
 export interface ModelCost extends ModelCostRates {
-  tiers?: ModelCostTier[];
+  tiers?: ModelCostTier[] | undefined;
 }
 export interface ModelImageResizeOptions {
-  maxWidth?: number;
-  maxHeight?: number;
-  maxBytes?: number;
-  jpegQuality?: number;
+  maxWidth?: number | undefined;
+  maxHeight?: number | undefined;
+  maxBytes?: number | undefined;
+  jpegQuality?: number | undefined;
 }
 export interface ModelImageInputLimits {
-  resize?: ModelImageResizeOptions;
-  maxPerMessage?: number;
-  maxPerRequest?: number;
+  resize?: ModelImageResizeOptions | undefined;
+  maxPerMessage?: number | undefined;
+  maxPerRequest?: number | undefined;
 }
 export interface ModelInputLimits {
-  maxRequestBytes?: number;
-  images?: ModelImageInputLimits;
+  maxRequestBytes?: number | undefined;
+  images?: ModelImageInputLimits | undefined;
 }
 /** Provider values per thinking level; `null` marks a level unsupported. */
-export type ThinkingLevelMap = { [L in ThinkingLevel]?: string | null };
+export type ThinkingLevelMap = { [L in ThinkingLevel]?: string | null | undefined };
 /** Prompt cache lifetimes per retention tier. */
 export interface ModelPromptCache {
-  short?: number;
-  long?: number;
+  short?: number | undefined;
+  long?: number | undefined;
 }
 export type SamplingParams = Record<string, unknown>;
 export type SamplingParamsByThinkingLevel = { [L in ThinkingLevel]?: SamplingParams };
@@ -238,49 +241,49 @@ export type ChatTemplateKwargValue =
   | number
   | boolean
   | null
-  | { $var: "thinking.budget" | "thinking.effort" | "thinking.enabled"; omitWhenOff?: boolean };
-type LatencyPercentiles = { p50?: number; p75?: number; p90?: number; p99?: number };
+  | { $var: "thinking.budget" | "thinking.effort" | "thinking.enabled"; omitWhenOff?: boolean | undefined };
+type LatencyPercentiles = { p50?: number | undefined; p75?: number | undefined; p90?: number | undefined; p99?: number | undefined };
 /** OpenRouter provider routing preferences. */
 export interface OpenRouterRouting {
-  allow_fallbacks?: boolean;
-  require_parameters?: boolean;
-  data_collection?: "allow" | "deny";
-  zdr?: boolean;
-  enforce_distillable_text?: boolean;
-  order?: string[];
-  only?: string[];
-  ignore?: string[];
-  quantizations?: string[];
-  sort?: string | { by?: string; partition?: string | null };
+  allow_fallbacks?: boolean | undefined;
+  require_parameters?: boolean | undefined;
+  data_collection?: "allow" | "deny" | undefined;
+  zdr?: boolean | undefined;
+  enforce_distillable_text?: boolean | undefined;
+  order?: string[] | undefined;
+  only?: string[] | undefined;
+  ignore?: string[] | undefined;
+  quantizations?: string[] | undefined;
+  sort?: string | { by?: string | undefined; partition?: string | null | undefined };
   max_price?: {
-    prompt?: string | number;
-    completion?: string | number;
-    image?: string | number;
-    audio?: string | number;
-    request?: string | number;
+    prompt?: string | number | undefined;
+    completion?: string | number | undefined;
+    image?: string | number | undefined;
+    audio?: string | number | undefined;
+    request?: string | number | undefined;
   };
-  preferred_min_throughput?: number | LatencyPercentiles;
-  preferred_max_latency?: number | LatencyPercentiles;
+  preferred_min_throughput?: number | LatencyPercentiles | undefined;
+  preferred_max_latency?: number | LatencyPercentiles | undefined;
 }
 /** Vercel AI Gateway routing preferences. */
 export interface VercelGatewayRouting {
-  only?: string[];
-  order?: string[];
+  only?: string[] | undefined;
+  order?: string[] | undefined;
 }
 /** Compatibility settings of OpenAI-compatible Chat Completions servers. */
 export interface OpenAICompletionsCompat {
-  supportsStore?: boolean;
-  supportsDeveloperRole?: boolean;
-  supportsReasoningEffort?: boolean;
-  supportsUsageInStreaming?: boolean;
-  supportsFinishReason?: boolean;
-  maxTokensField?: "max_completion_tokens" | "max_tokens";
-  requiresToolResultName?: boolean;
-  requiresAssistantAfterToolResult?: boolean;
-  requiresNonNullAssistantContent?: boolean;
-  requiresToolsWithToolHistory?: boolean;
-  requiresThinkingAsText?: boolean;
-  requiresReasoningContentOnAssistantMessages?: boolean;
+  supportsStore?: boolean | undefined;
+  supportsDeveloperRole?: boolean | undefined;
+  supportsReasoningEffort?: boolean | undefined;
+  supportsUsageInStreaming?: boolean | undefined;
+  supportsFinishReason?: boolean | undefined;
+  maxTokensField?: "max_completion_tokens" | "max_tokens" | undefined;
+  requiresToolResultName?: boolean | undefined;
+  requiresAssistantAfterToolResult?: boolean | undefined;
+  requiresNonNullAssistantContent?: boolean | undefined;
+  requiresToolsWithToolHistory?: boolean | undefined;
+  requiresThinkingAsText?: boolean | undefined;
+  requiresReasoningContentOnAssistantMessages?: boolean | undefined;
   thinkingFormat?:
     | "ant-ling"
     | "baseten"
@@ -292,39 +295,40 @@ export interface OpenAICompletionsCompat {
     | "qwen-chat-template"
     | "string-thinking"
     | "together"
-    | "zai";
-  chatTemplateKwargs?: Record<string, ChatTemplateKwargValue>;
-  chatTemplateArgs?: Record<string, ChatTemplateKwargValue>;
-  openRouterRouting?: OpenRouterRouting;
-  vercelGatewayRouting?: VercelGatewayRouting;
-  zaiToolStream?: boolean;
-  thinkingTokenBudgetField?: ThinkingTokenBudgetField;
-  supportsThinkingTokenBudget?: boolean;
-  supportsOpenAIGrammarTools?: boolean;
-  supportsMidConvoSystemMessages?: boolean;
-  supportsMidConvoToolAdditions?: boolean;
-  supportsStrictMode?: boolean;
-  cacheControlFormat?: "anthropic";
-  sendSessionAffinityHeaders?: boolean;
-  sessionAffinityFormat?: SessionAffinityFormat;
-  promptCacheKeyMode?: "auto" | "disabled" | "enabled";
-  supportsLongCacheRetention?: boolean;
-  vllmPriority?: number;
+    | "zai"
+    | undefined;
+  chatTemplateKwargs?: Record<string, ChatTemplateKwargValue> | undefined;
+  chatTemplateArgs?: Record<string, ChatTemplateKwargValue> | undefined;
+  openRouterRouting?: OpenRouterRouting | undefined;
+  vercelGatewayRouting?: VercelGatewayRouting | undefined;
+  zaiToolStream?: boolean | undefined;
+  thinkingTokenBudgetField?: ThinkingTokenBudgetField | undefined;
+  supportsThinkingTokenBudget?: boolean | undefined;
+  supportsOpenAIGrammarTools?: boolean | undefined;
+  supportsMidConvoSystemMessages?: boolean | undefined;
+  supportsMidConvoToolAdditions?: boolean | undefined;
+  supportsStrictMode?: boolean | undefined;
+  cacheControlFormat?: "anthropic" | undefined;
+  sendSessionAffinityHeaders?: boolean | undefined;
+  sessionAffinityFormat?: SessionAffinityFormat | undefined;
+  promptCacheKeyMode?: "auto" | "disabled" | "enabled" | undefined;
+  supportsLongCacheRetention?: boolean | undefined;
+  vllmPriority?: number | undefined;
 }
 /** Compatibility settings of OpenAI Responses APIs. */
 export interface OpenAIResponsesCompat {
-  supportsDeveloperRole?: boolean;
-  supportsMidConvoSystemMessages?: boolean;
-  sessionAffinityFormat?: SessionAffinityFormat;
-  promptCacheKeyMode?: "auto" | "disabled" | "enabled";
-  supportsLongCacheRetention?: boolean;
-  supportsStrictMode?: boolean;
-  supportsOpenAIGrammarTools?: boolean;
-  supportsAdditionalTools?: boolean;
-  supportsToolSearch?: boolean;
-  supportsExplicitPromptCacheMode?: boolean;
-  supportsMidConvoEffort?: boolean;
-  supportsMaxOutputTokens?: boolean;
+  supportsDeveloperRole?: boolean | undefined;
+  supportsMidConvoSystemMessages?: boolean | undefined;
+  sessionAffinityFormat?: SessionAffinityFormat | undefined;
+  promptCacheKeyMode?: "auto" | "disabled" | "enabled" | undefined;
+  supportsLongCacheRetention?: boolean | undefined;
+  supportsStrictMode?: boolean | undefined;
+  supportsOpenAIGrammarTools?: boolean | undefined;
+  supportsAdditionalTools?: boolean | undefined;
+  supportsToolSearch?: boolean | undefined;
+  supportsExplicitPromptCacheMode?: boolean | undefined;
+  supportsMidConvoEffort?: boolean | undefined;
+  supportsMaxOutputTokens?: boolean | undefined;
 }
 /** An Anthropic refusal fallback model with its local pricing. */
 export interface AnthropicAllowedFallbackModel {
@@ -334,29 +338,29 @@ export interface AnthropicAllowedFallbackModel {
 }
 /** Compatibility settings of Anthropic Messages-compatible APIs. */
 export interface AnthropicMessagesCompat {
-  supportsEagerToolInputStreaming?: boolean;
-  supportsLongCacheRetention?: boolean;
-  sendSessionAffinityHeaders?: boolean;
-  sessionAffinityFormat?: "openrouter";
-  supportsCacheControlOnTools?: boolean;
-  supportsTemperature?: boolean;
-  forceAdaptiveThinking?: boolean;
-  allowEmptySignature?: boolean;
-  supportsStrictTools?: boolean;
-  supportsMidConvoEffort?: boolean;
-  supportsMidConvoSystemMessages?: boolean;
-  supportsMidConvoToolChanges?: boolean;
-  supportsMessageThreads?: boolean;
-  allowedFallbackModels?: AnthropicAllowedFallbackModel[];
+  supportsEagerToolInputStreaming?: boolean | undefined;
+  supportsLongCacheRetention?: boolean | undefined;
+  sendSessionAffinityHeaders?: boolean | undefined;
+  sessionAffinityFormat?: "openrouter" | undefined;
+  supportsCacheControlOnTools?: boolean | undefined;
+  supportsTemperature?: boolean | undefined;
+  forceAdaptiveThinking?: boolean | undefined;
+  allowEmptySignature?: boolean | undefined;
+  supportsStrictTools?: boolean | undefined;
+  supportsMidConvoEffort?: boolean | undefined;
+  supportsMidConvoSystemMessages?: boolean | undefined;
+  supportsMidConvoToolChanges?: boolean | undefined;
+  supportsMessageThreads?: boolean | undefined;
+  allowedFallbackModels?: AnthropicAllowedFallbackModel[] | undefined;
 }
 /** Compatibility settings of Amazon Bedrock models. */
 export interface BedrockCompat {
-  supportsStrictMode?: boolean;
+  supportsStrictMode?: boolean | undefined;
 }
 /** Compatibility settings of the Mistral chat API. */
 export interface MistralConversationsCompat {
-  supportsMidConvoSystemMessages?: boolean;
-  supportsStrictMode?: boolean;
+  supportsMidConvoSystemMessages?: boolean | undefined;
+  supportsStrictMode?: boolean | undefined;
 }
 /** The `compat` field's type for an API (none for APIs without compatibility settings). */
 export type ModelCompat<TApi extends Api> = TApi extends "openai-completions"

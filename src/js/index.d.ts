@@ -80,23 +80,21 @@ type Flatten<T> = { [K in keyof T]: T[K] } & {};
  */
 type SchemaValue<S> = S extends { readonly "~kind": unknown } | { readonly "~unsafe": unknown }
   ? TypeBoxValue<S>
-  : S extends { readonly [brand: symbol]: unknown }
-    ? BrandValue<{ [K in keyof S]: K extends symbol ? ({} extends Pick<S, K> ? S[K] : never) : never }[keyof S]>
+  : S extends { readonly [key: symbol]: unknown }
+    ? [BrandKey<S>] extends [never]
+      ? unknown
+      : S extends { readonly [K in BrandKey<S>]?: infer T }
+        ? unknown extends T
+          ? unknown
+          : T
+        : unknown
     : unknown;
 /**
- * The value type from the type under a type literal's optional symbol-keyed property (its
- * brand), `B`, which includes `undefined` (`never` without a brand). The test above keeps out
- * interfaces and classes, such as TypeBox 0.x schemas with their symbol `Kind`. As with
- * pi-schema, a brand of `any` or `unknown` gives `unknown`, and `undefined` is dropped unless
- * it is all there is.
+ * The optional symbol-keyed properties of a type literal: where a schema builder keeps the
+ * value type (pi-schema's brand). The `[key: symbol]` test above keeps out interfaces and
+ * classes, such as TypeBox 0.x schemas with their symbol `Kind`.
  */
-type BrandValue<B> = [B] extends [never]
-  ? unknown
-  : unknown extends B
-    ? unknown
-    : [B] extends [undefined]
-      ? undefined
-      : Exclude<B, undefined>;
+type BrandKey<S> = { [K in keyof S]-?: K extends symbol ? ({} extends Pick<S, K> ? K : never) : never }[keyof S];
 
 type TypeBoxValue<S> = S extends { readonly "~kind": infer K }
   ? K extends keyof TypeBoxKinds<S>

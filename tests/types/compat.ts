@@ -222,3 +222,18 @@ ok<Params<TbLegacyObject>>();
 // Other symbol-keyed properties are not a brand.
 ok<Params<{ type: 'object'; [Symbol.toStringTag]: 'Schema' }>>();
 ok<Equals<W.AgentToolParams<{ type: 'object'; [Symbol.toStringTag]: 'Schema' }>, unknown>>();
+
+// ---- known limits, kept honest: each line must stay an error ----
+// pi-ai brands TranscriptContext with a symbol only pi-ai can produce, so the context a
+// stream function gets here cannot be handed to pi-ai's provider-level streamSimple (which
+// requires the brand) without a cast. Passing such a function as the stream function itself
+// works (checked above), and pi-ai's compat and Models streamSimple take any Context.
+declare const context: Parameters<W.StreamFn>[1];
+// @ts-expect-error the brand is missing
+const branded: Ai.TranscriptContext = context;
+// pi-ai's EventStream class has private members, so no other class is assignable to it: the
+// stream agentLoop returns cannot be annotated with pi-ai's EventStream type.
+declare const loop: W.EventStream<W.AgentEvent, W.AgentMessage[]>;
+// @ts-expect-error pi-ai's class is nominal
+const piStream: Ai.EventStream<W.AgentEvent, W.AgentMessage[]> = loop;
+export { branded, piStream };
