@@ -46,6 +46,7 @@ import {
   type AssistantMessage,
   type AssistantMessageEvent,
   type AssistantMessageEventStream,
+  type Context,
   type Message,
   type Model,
   type SimpleStreamOptions,
@@ -56,7 +57,7 @@ import {
   type Usage,
   type UserMessage,
 } from '@earendil-works/pi-ai';
-import { getModel, getModels, streamSimple } from '@earendil-works/pi-ai/compat';
+import { completeSimple, getModel, getModels, streamSimple } from '@earendil-works/pi-ai/compat';
 import { estimateContextTokens, estimateMessageTokens } from '@earendil-works/pi-ai/utils/estimate';
 import { arr, int, lit, num, obj, opt, str, union } from '@earendil-works/pi-schema';
 
@@ -130,6 +131,20 @@ const calc: AgentTool<any> = {
   execute: async (_id, { a, b }) => ({ content: [{ type: 'text', text: String(a * b) }], details: {} }),
 };
 const tools: AgentTool<any>[] = [readFile, editFile, calc];
+
+// A generic tool wrapper: the argument type stays deferred until a schema is given.
+function withTiming<T extends object, D>(tool: AgentTool<T, D>): AgentTool<T, D> {
+  return {
+    ...tool,
+    execute: async (id, params, signal, onUpdate) => {
+      const started = Date.now();
+      const result: AgentToolResult<D> = await tool.execute(id, params, signal, onUpdate);
+      return { ...result, content: [...result.content, { type: 'text', text: `${Date.now() - started} ms` }] };
+    },
+  };
+}
+const timedRead = withTiming(readFile);
+tools.push(timedRead);
 
 // ---- models and stream functions from pi-ai ----
 const model = getModel('openai', 'gpt-4o-mini');
@@ -275,6 +290,7 @@ function onEvent(event: AgentEvent): void {
     case 'message_start':
     case 'message_end':
       if (event.message.role === 'note') log.push(event.message.text);
+      else if (event.message.role === 'toolResult') log.push(renderResult(event.message));
       else log.push(`${event.message.role}: ${estimateMessageTokens(event.message)}`);
       break;
     case 'message_update':
@@ -381,6 +397,17 @@ export async function runAgent(): Promise<string> {
   agent.steeringMode = 'all';
   const queued = agent.hasQueuedMessages() ? agent.peekQueuedMessages().length : 0;
   agent.clearAllQueues();
+
+  // The Agent's state goes back into pi-ai: a Context for a one-off completion with the
+  // loop's options, whose answer joins the transcript.
+  const side: Context = { systemPrompt: state.systemPrompt, messages: convertToLlm(state.messages), tools: state.tools };
+  const reply = await completeSimple(state.model, side, config);
+  state.messages.push(reply);
+  agent.steer(reply);
+  const streaming = state.streamingMessage;
+  if (streaming?.role === 'assistant') log.push(renderAssistant(streaming));
+  const listed = models.getModel('openai', 'gpt-4o');
+  if (listed) state.model = listed;
   unsubscribe();
   agent.reset();
   return `${text} ${cost} ${queued} ${state.isStreaming} ${state.pendingToolCalls.size} ${state.errorMessage ?? ''} ${agent.signal?.aborted}`;
