@@ -542,8 +542,11 @@ export declare class Agent {
   /** Listeners run in subscription order and are awaited: a barrier for the loop. */
   subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void;
   get state(): AgentState;
-  steeringMode: QueueMode;
-  followUpMode: QueueMode;
+  /** Accessors, as in pi (and at run time), so subclasses may override them as accessors. */
+  get steeringMode(): QueueMode;
+  set steeringMode(mode: QueueMode);
+  get followUpMode(): QueueMode;
+  set followUpMode(mode: QueueMode);
   steer(message: AgentMessage): void;
   followUp(message: AgentMessage): void;
   clearSteeringQueue(): void;

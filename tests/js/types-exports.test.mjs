@@ -26,6 +26,10 @@ const options = ts.convertCompilerOptionsFromJson(
 
 /** The exports of the module a .d.ts declares: name -> { value, type } meanings. */
 function declaredExports(dts) {
+  return exportSymbols(dts).exports;
+}
+
+function exportSymbols(dts) {
   const program = ts.createProgram([dts], options);
   const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
   assert.deepEqual(diagnostics, [], `${dts} does not compile on its own`);
@@ -38,9 +42,10 @@ function declaredExports(dts) {
     exports.set(symbol.name, {
       value: (target.flags & ts.SymbolFlags.Value) !== 0,
       type: (target.flags & ts.SymbolFlags.Type) !== 0,
+      symbol: target,
     });
   }
-  return exports;
+  return { exports, checker };
 }
 
 const specifier = (subpath) => `${manifest.name}${subpath.slice(1)}`;
@@ -79,5 +84,27 @@ test('every export of pi-agent-core 1.6.0 is exported with the same meaning (val
     else if (meaning.value && !mine.value) problems.push(`${name}: pi exports a value, this package only a type`);
     else if (meaning.type && !mine.type) problems.push(`${name}: pi exports a type, this package only a value`);
   }
+  assert.deepEqual(problems, []);
+});
+
+test("Agent's public members are declared as pi declares them: property, accessor or method", () => {
+  // A subclass written for pi's Agent overrides an accessor with an accessor and a method
+  // with a method; TypeScript refuses the override when the base declares another kind.
+  const kinds = (dts) => {
+    const { exports } = exportSymbols(dts);
+    const agent = exports.get('Agent').symbol;
+    const members = new Map();
+    for (const [name, member] of agent.members) {
+      const declarations = member.declarations ?? [];
+      if (declarations.some((d) => ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected))) continue;
+      if (declarations.some((d) => d.name && ts.isPrivateIdentifier(d.name))) continue;
+      members.set(name, declarations.map((d) => ts.SyntaxKind[d.kind]).sort().join('+'));
+    }
+    return members;
+  };
+  const pi = kinds(join(repoRoot, 'node_modules/@earendil-works/pi-agent-core/dist/index.d.ts'));
+  const ours = kinds(join(repoRoot, manifest.exports['.'].types));
+  assert.ok(pi.size > 30, `pi's Agent members were not read (${pi.size})`);
+  const problems = [...pi].filter(([name, kind]) => ours.get(name) !== kind).map(([name, kind]) => `${name}: pi ${kind}, here ${ours.get(name) ?? 'missing'}`);
   assert.deepEqual(problems, []);
 });

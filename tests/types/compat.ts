@@ -236,4 +236,16 @@ const branded: Ai.TranscriptContext = context;
 declare const loop: W.EventStream<W.AgentEvent, W.AgentMessage[]>;
 // @ts-expect-error pi-ai's class is nominal
 const piStream: Ai.EventStream<W.AgentEvent, W.AgentMessage[]> = loop;
+// A generic tool factory that types the arguments with pi-schema's own Static<T>: for a
+// generic T, this package's AgentToolParams<T> is a deferred conditional type of its own, which
+// TypeScript cannot relate to pi-schema's (pi's AgentToolParams is defined through Static).
+// Non-generic uses are identical (above); generic code types the arguments with
+// AgentToolParams<T> instead.
+export function makeTool<T extends S.Schema>(schema: T, run: (args: S.Static<T>) => string, runOurs: (args: W.AgentToolParams<T>) => string): W.AgentTool<T>[] {
+  return [
+    // @ts-expect-error AgentToolParams<T> is not Static<T> while T is unknown
+    { name: 't', label: 't', description: 't', parameters: schema, execute: async (_id, args) => ({ content: [{ type: 'text', text: run(args) }], details: {} }) },
+    { name: 't', label: 't', description: 't', parameters: schema, execute: async (_id, args) => ({ content: [{ type: 'text', text: runOurs(args) }], details: {} }) },
+  ];
+}
 export { branded, piStream };

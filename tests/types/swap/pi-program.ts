@@ -368,8 +368,29 @@ const agentOptions: AgentOptions = {
   onPayload: (payload) => payload,
 };
 
+// A subclass, overriding accessors and methods as pi declares them.
+class LoggingAgent extends Agent {
+  override get steeringMode(): QueueMode {
+    return super.steeringMode;
+  }
+  override set steeringMode(mode: QueueMode) {
+    log.push(`steering: ${mode}`);
+    super.steeringMode = mode;
+  }
+  override abort(): void {
+    log.push('abort');
+    super.abort();
+  }
+  override subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void {
+    return super.subscribe(async (event, signal) => {
+      log.push(event.type);
+      await listener(event, signal);
+    });
+  }
+}
+
 export async function runAgent(): Promise<string> {
-  const agent = new Agent(agentOptions);
+  const agent: Agent = new LoggingAgent(agentOptions);
   const unsubscribe = agent.subscribe(async (event, signal) => {
     onEvent(event);
     if (event.type === 'tool_execution_start' && !signal.aborted) {
