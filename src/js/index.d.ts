@@ -1,207 +1,156 @@
 // Hand-written types of the public surface, the same for every runtime entry. They follow
-// the shapes of @earendil-works/pi-ai and @earendil-works/pi-agent-core 1.6.0, so code typed
-// against pi compiles against this package by changing the import.
+// @earendil-works/pi-agent-core 1.6.0 (this file) and @earendil-works/pi-ai 1.6.0 (ai.d.ts),
+// so code typed against pi compiles against this package by changing the import
+// (tests/types/swap checks a pi program both ways; tests/types/compat.ts compares the types).
+
+import type {
+  Api,
+  AssistantMessage,
+  AssistantMessageEvent,
+  AssistantMessageEventSource,
+  AssistantMessageEventStream,
+  ClientIdentity,
+  EventStream,
+  ImageContent,
+  JsonValue,
+  Message,
+  Model,
+  SimpleStreamOptions,
+  StopReason,
+  TextContent,
+  ThinkingBudgets,
+  ThinkingLevel,
+  Tool,
+  ToolCall,
+  ToolResultMessage,
+  Transport,
+  TranscriptContext,
+  Usage,
+} from "./ai.js";
+
+export * from "./ai.js";
 
 // ---------------------------------------------------------------------------------------
-// Data model (pi-ai)
+// Loading
 
-export interface TextContent {
-  type: "text";
-  text: string;
-  textSignature?: string;
-}
-export interface ThinkingContent {
-  type: "thinking";
-  thinking: string;
-  thinkingSignature?: string;
-  redacted?: boolean;
-}
-export interface ImageContent {
-  type: "image";
-  /** Base64 data. */
-  data: string;
-  mimeType: string;
-}
-export interface ToolCall {
-  type: "toolCall";
-  id: string;
-  name: string;
-  arguments: Record<string, any>;
-  thoughtSignature?: string;
-  namespace?: string;
-  /** Set when the streamed argument text was not a JSON object; `arguments` is then `{}`. */
-  argumentsError?: string;
-}
-
-export interface Usage {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  cacheWrite1h?: number;
-  reasoning?: number;
-  totalTokens: number;
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number; totalFromProvider?: boolean };
-}
-
-export type StopReason = "pending" | "stop" | "length" | "toolUse" | "error" | "aborted" | "deferred";
-export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
-
-export interface ToolDeclaration {
-  name: string;
-  description: string;
-  parameters: Record<string, any>;
-  constrainedSampling?: unknown;
-}
-
-export interface SystemMessage {
-  role: "system";
-  content: string | TextContent[];
-  sections?: Record<string, string | null>;
-  toolsAdded?: ToolDeclaration[];
-  toolsRemoved?: { name: string }[];
-  timestamp: number;
-}
-export interface UserMessage {
-  role: "user";
-  content: string | (TextContent | ImageContent)[];
-  timestamp: number;
-}
-export interface AssistantMessage {
-  role: "assistant";
-  content: (TextContent | ThinkingContent | ToolCall)[];
-  api: string;
-  provider: string;
-  model: string;
-  responseModel?: string;
-  responseId?: string;
-  providerThinkingLevel?: string;
-  /** The level the loop requested for this response ("off" when none). */
-  thinkingLevel?: ThinkingLevel;
-  diagnostics?: unknown[];
-  usage: Usage;
-  stopReason: StopReason;
-  deferred?: unknown;
-  errorMessage?: string;
-  rawStopReason?: string;
-  endTurn?: boolean;
-  timestamp: number;
-  durationMs?: number;
-}
-export interface ToolResultMessage<TDetails = any> {
-  role: "toolResult";
-  toolCallId: string;
-  toolName: string;
-  content: (TextContent | ImageContent)[];
-  details?: TDetails;
-  usage?: Usage;
-  nestedCalls?: unknown;
-  isError: boolean;
-  timestamp: number;
-  durationMs?: number;
-}
-
-/** An LLM message. */
-export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
-
-/** App-defined messages: extend this interface by declaration merging, as with pi. */
-export interface CustomAgentMessages {}
-/** An LLM message or an app-defined one (any object with a `role`). */
-export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
-
-export interface Model<TApi extends string = string> {
-  id: string;
-  name: string;
-  api: TApi;
-  provider: string;
-  baseUrl: string;
-  reasoning: boolean;
-  input: ("text" | "image")[];
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number };
-  contextWindow: number;
-  maxTokens: number;
-  headers?: Record<string, string>;
-  compat?: Record<string, unknown>;
-  [key: string]: unknown;
-}
+/**
+ * Resolves once the package's WebAssembly module is loaded; rejects with the load error. The
+ * loop functions and the `Agent` wait by themselves: this is for preloading, and for
+ * `SseDecoder` in browsers.
+ */
+export declare function ready(): Promise<void>;
 
 // ---------------------------------------------------------------------------------------
-// Streams
+// Stream functions
 
-export type AssistantMessageEvent =
-  | { type: "start"; partial: AssistantMessage }
-  | { type: "text_start"; contentIndex: number; partial: AssistantMessage }
-  | { type: "text_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
-  | { type: "text_end"; contentIndex: number; content: string; partial: AssistantMessage }
-  | { type: "thinking_start"; contentIndex: number; partial: AssistantMessage }
-  | { type: "thinking_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
-  | { type: "thinking_end"; contentIndex: number; content: string; partial: AssistantMessage }
-  | { type: "toolcall_start"; contentIndex: number; partial: AssistantMessage }
-  | { type: "toolcall_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
-  | { type: "toolcall_end"; contentIndex: number; toolCall: ToolCall; partial: AssistantMessage }
-  | { type: "done"; reason: "stop" | "length" | "toolUse" | "deferred"; message: AssistantMessage }
-  | { type: "error"; reason: "aborted" | "error"; error: AssistantMessage };
-
-/** A push-based async-iterable event queue with a final result (pi-ai's `EventStream`). */
-export declare class EventStream<T, R = T> implements AsyncIterable<T> {
-  constructor(isComplete: (event: T) => boolean, extractResult: (event: T) => R);
-  /** Whether the stream has completed or ended. */
-  readonly done: boolean;
-  push(event: T): void;
-  end(result?: R): void;
-  /** Ends the stream with an error: iterators throw it, `result()` rejects with it. */
-  fail(error: unknown): void;
-  [Symbol.asyncIterator](): AsyncIterator<T>;
-  result(): Promise<R>;
-}
-
-export declare class AssistantMessageEventStream extends EventStream<AssistantMessageEvent, AssistantMessage> {
-  constructor();
-}
-export declare function createAssistantMessageEventStream(): AssistantMessageEventStream;
-
-/** `context` as a stream function receives it: only the transcript. */
-export interface TranscriptContext {
-  messages: Message[];
-}
-
-export interface ClientIdentity {
-  userAgent?: unknown;
-  attribution?: { name: string; url?: string; categories?: string[] } | null;
-  version?: string;
-}
-
-export interface SimpleStreamOptions {
-  signal?: AbortSignal;
-  apiKey?: string;
-  reasoning?: Exclude<ThinkingLevel, "off">;
-  temperature?: number;
-  maxTokens?: number;
-  headers?: Record<string, string | null>;
-  sessionId?: string;
-  transport?: "sse" | "websocket" | "websocket-cached" | "auto";
-  thinkingBudgets?: { minimal?: number; low?: number; medium?: number; high?: number };
-  maxRetryDelayMs?: number;
-  identity?: ClientIdentity;
-  onPayload?: (payload: unknown, model: Model) => unknown | undefined | Promise<unknown | undefined>;
-  onResponse?: (response: { status: number; headers: Record<string, string> }, model: Model) => void | Promise<void>;
-  onProviderStreamEvent?: (data: unknown, model: Model) => void | Promise<void>;
-  [key: string]: unknown;
-}
-
-export type StreamFn = (
-  model: Model,
-  context: TranscriptContext,
-  options?: SimpleStreamOptions,
-) => AssistantMessageEventStream | AsyncIterable<AssistantMessageEvent> & { result(): Promise<AssistantMessage> } | Promise<AssistantMessageEventStream>;
+/**
+ * The function the loop requests each response with: pi-ai's `streamSimple` (from
+ * `@earendil-works/pi-ai/compat`, or a `Models` object's), this package's built-in
+ * `streamSimple`, `streamProxy`, or your own. It never throws for request failures: they end
+ * the stream with an `"error"`/`"aborted"` message.
+ *
+ * Its parameters are compared both ways (the method form), as pi's are compared against
+ * pi-ai's: a function written for pi-ai's `TranscriptContext` is accepted, although pi-ai
+ * brands that type so that no other package can produce it.
+ */
+export type StreamFn = {
+  streamFn(
+    model: Model<Api>,
+    context: TranscriptContext,
+    options?: SimpleStreamOptions,
+  ): AssistantMessageEventSource | Promise<AssistantMessageEventSource>;
+}["streamFn"];
 
 // ---------------------------------------------------------------------------------------
 // Tools
 
-export interface AgentToolResult<TDetails = any> {
+/**
+ * `true` exactly when `T` is `any`: only `unknown` and `any` take `unknown`, and of the two
+ * only `any` fits in `null`. (`0 extends 1 & T` would not do: with `T extends object`,
+ * TypeScript reduces `1 & T` to `never` before `T` is known.)
+ */
+type IsAny<T> = unknown extends T ? ([T] extends [null] ? true : false) : false;
+type Flatten<T> = { [K in keyof T]: T[K] } & {};
+
+/**
+ * The value type of a JSON Schema `S`, read from its type alone (no dependency on a schema
+ * library), as pi-schema's `Static` does: the type a pi-schema builder recorded (its
+ * symbol-keyed brand), TypeBox's static type for the common TypeBox kinds (`"~kind"`,
+ * `"~unsafe"`), else `unknown` (plain JSON Schema objects).
+ */
+type SchemaValue<S> = S extends { readonly "~kind": unknown } | { readonly "~unsafe": unknown }
+  ? TypeBoxValue<S>
+  : S extends { readonly [key: symbol]: unknown }
+    ? [BrandKey<S>] extends [never]
+      ? unknown
+      : S extends { readonly [K in BrandKey<S>]?: infer T }
+        ? unknown extends T
+          ? unknown
+          : T
+        : unknown
+    : unknown;
+/**
+ * The optional symbol-keyed properties of a type literal: where a schema builder keeps the
+ * value type (pi-schema's brand). The `[key: symbol]` test above keeps out interfaces and
+ * classes, such as TypeBox 0.x schemas with their symbol `Kind`.
+ */
+type BrandKey<S> = { [K in keyof S]-?: K extends symbol ? ({} extends Pick<S, K> ? K : never) : never }[keyof S];
+
+type TypeBoxValue<S> = S extends { readonly "~kind": infer K }
+  ? K extends keyof TypeBoxKinds<S>
+    ? TypeBoxKinds<S>[K]
+    : unknown
+  : S extends { readonly "~unsafe": infer T }
+    ? T
+    : unknown;
+
+/** The value type of each TypeBox kind, given the schema `S`. */
+interface TypeBoxKinds<S> {
+  String: string;
+  Number: number;
+  Integer: number;
+  Boolean: boolean;
+  Null: null;
+  BigInt: bigint;
+  Undefined: undefined;
+  Unknown: unknown;
+  Any: any;
+  Literal: S extends { readonly const: infer V } ? V : unknown;
+  Enum: S extends { readonly enum: readonly (infer V)[] } ? V : unknown;
+  Array: S extends { readonly items: infer I } ? SchemaValue<I>[] : unknown;
+  Tuple: S extends { readonly items: infer I extends readonly unknown[] } ? { -readonly [N in keyof I]: SchemaValue<I[N]> } : unknown;
+  Union: S extends { readonly anyOf: readonly (infer B)[] } ? SchemaValue<B> : unknown;
+  Object: S extends { readonly properties: infer P } ? TypeBoxObject<P> : unknown;
+  Record: S extends { readonly patternProperties: infer P } ? Record<TypeBoxRecordKey<keyof P>, SchemaValue<P[keyof P]>> : unknown;
+}
+
+type TypeBoxKeysWith<P, Flag extends string> = { [K in keyof P]: P[K] extends { readonly [F in Flag]: true } ? K : never }[keyof P];
+/** A TypeBox object's value: `~optional` properties optional, `~readonly` ones readonly. */
+type TypeBoxObject<P> = keyof P extends never
+  ? object
+  : TypeBoxObjectOf<P, TypeBoxKeysWith<P, "~optional">, TypeBoxKeysWith<P, "~readonly">>;
+type TypeBoxObjectOf<P, O extends keyof P, R extends keyof P> = Flatten<
+  { -readonly [K in Exclude<keyof P, O | R>]: SchemaValue<P[K]> } & { -readonly [K in Exclude<O, R>]?: SchemaValue<P[K]> } & {
+    readonly [K in Exclude<R, O>]: SchemaValue<P[K]>;
+  } & { readonly [K in O & R]?: SchemaValue<P[K]> }
+>;
+/** `Type.Record` keys: TypeBox's integer and number key patterns are numbers. */
+type TypeBoxRecordKey<Pattern> = Pattern extends "^-?(?:0|[1-9][0-9]*)$" | "^-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?$" ? number : string;
+
+/**
+ * The arguments type `execute` receives for parameter schema `TParameters`: the schema's value
+ * type (see above), and `any` for `AgentTool<any>`.
+ */
+export type AgentToolParams<TParameters> = IsAny<TParameters> extends true ? any : SchemaValue<TParameters>;
+
+/** A tool's final or partial result. */
+export interface AgentToolResult<T = JsonValue | undefined> {
+  /** What the model sees. */
   content: (TextContent | ImageContent)[];
-  details: TDetails;
-  structuredContent?: unknown;
+  /** Structured details for logs or UI. */
+  details: T;
+  /** Machine-readable result matching `outputSchema`; not sent to the model. */
+  structuredContent?: JsonValue;
   usage?: Usage;
   /** Reports failure without throwing. */
   isError?: boolean;
@@ -209,44 +158,61 @@ export interface AgentToolResult<TDetails = any> {
   terminate?: boolean;
 }
 
-export type AgentToolUpdateCallback<TDetails = any> = (partialResult: AgentToolResult<TDetails>) => void | Promise<void>;
+export type AgentToolUpdateCallback<T = any> = (partialResult: AgentToolResult<T>) => void;
 export type ToolExecutionMode = "sequential" | "parallel";
 
-export interface AgentTool<TParams = any, TDetails = any> {
-  name: string;
+/**
+ * A tool the loop can run. `TParameters` is the type of its JSON Schema (a pi-schema or
+ * TypeBox schema types the arguments; a plain JSON Schema object gives `unknown` arguments,
+ * and `AgentTool<any>` gives `any`).
+ */
+export interface AgentTool<TParameters extends object = object, TDetails = any> extends Tool<TParameters> {
   label: string;
-  description: string;
-  /** JSON Schema of the arguments (TypeBox schemas are JSON Schema). */
-  parameters: Record<string, any>;
-  constrainedSampling?: unknown;
-  outputSchema?: Record<string, any>;
-  executionMode?: ToolExecutionMode;
-  prepareArguments?: (rawArgs: unknown) => unknown;
-  execute(
+  /** Adjusts raw arguments before validation. */
+  prepareArguments?: (args: unknown) => AgentToolParams<TParameters>;
+  /** JSON Schema of `structuredContent` in successful results. */
+  outputSchema?: object;
+  /** Throw on failure, or return a result with `isError: true`. */
+  execute: (
     toolCallId: string,
-    params: TParams,
+    params: AgentToolParams<TParameters>,
     signal?: AbortSignal,
     onUpdate?: AgentToolUpdateCallback<TDetails>,
-  ): AgentToolResult<TDetails> | Promise<AgentToolResult<TDetails>>;
+  ) => Promise<AgentToolResult<TDetails>>;
+  /** Recovery policy for an effect whose outcome is unknown. */
+  replay?: "never" | "safe";
+  executionMode?: ToolExecutionMode;
 }
 
+/** A tool call block of an assistant message. */
 export type AgentToolCall = ToolCall;
 
 export interface AgentToolCallOutcome {
   toolCall: AgentToolCall;
   result: AgentToolResult<any>;
   isError: boolean;
+  /** Milliseconds `execute()` took; absent when the tool did not run. */
   durationMs?: number;
+}
+
+// ---------------------------------------------------------------------------------------
+// Messages and context
+
+/** App-defined messages: extend this interface by declaration merging, as with pi. */
+export interface CustomAgentMessages {}
+/** An LLM message or an app-defined one. */
+export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
+
+/** The context a loop runs on. */
+export interface AgentContext {
+  messages: AgentMessage[];
+  tools?: AgentTool<any>[];
 }
 
 // ---------------------------------------------------------------------------------------
 // Loop configuration
 
-export interface AgentContext {
-  messages: AgentMessage[];
-  tools?: AgentTool<any>[];
-  [key: string]: unknown;
-}
+export type QueueMode = "all" | "one-at-a-time";
 
 export interface BeforeToolCallResult {
   block?: boolean;
@@ -256,7 +222,7 @@ export interface BeforeToolCallResult {
 export interface AfterToolCallResult {
   content?: (TextContent | ImageContent)[];
   details?: unknown;
-  structuredContent?: unknown;
+  structuredContent?: JsonValue;
   isError?: boolean;
   usage?: Usage;
   terminate?: boolean;
@@ -264,12 +230,18 @@ export interface AfterToolCallResult {
 export interface BeforeToolCallContext {
   assistantMessage: AssistantMessage;
   toolCall: AgentToolCall;
+  /** The validated arguments. */
   args: unknown;
   context: AgentContext;
 }
-export interface AfterToolCallContext extends BeforeToolCallContext {
+export interface AfterToolCallContext {
+  assistantMessage: AssistantMessage;
+  toolCall: AgentToolCall;
+  args: unknown;
+  /** The executed result before this hook's overrides. */
   result: AgentToolResult<any>;
   isError: boolean;
+  context: AgentContext;
 }
 export interface AgentTurnContext {
   message: AssistantMessage;
@@ -277,7 +249,7 @@ export interface AgentTurnContext {
   context: AgentContext;
   newMessages: AgentMessage[];
 }
-export type PrepareNextTurnContext = AgentTurnContext;
+export interface PrepareNextTurnContext extends AgentTurnContext {}
 export type AgentTurnDecision = { action: "continue" } | { action: "end" };
 export type FinishTurn = (
   turn: AgentTurnContext,
@@ -286,13 +258,13 @@ export type FinishTurn = (
 export interface AgentLoopTurnUpdate {
   context?: AgentContext;
   messages?: AgentMessage[];
-  model?: Model;
+  model?: Model<any>;
   thinkingLevel?: ThinkingLevel;
 }
 export type AgentRequestUpdate = Omit<AgentLoopTurnUpdate, "messages">;
 export interface PrepareRequestContext {
   context: AgentContext;
-  model: Model;
+  model: Model<any>;
   thinkingLevel: ThinkingLevel;
 }
 export type PrepareRequest = (
@@ -302,19 +274,24 @@ export type PrepareRequest = (
 
 type MaybePromise<T> = T | Promise<T>;
 
+/**
+ * The loop's configuration: the stream options (passed on to the stream function) and the
+ * hooks. Hooks may return plain values or Promises (pi declares Promises for some; both work).
+ */
 export interface AgentLoopConfig extends SimpleStreamOptions {
-  model: Model;
+  model: Model<any>;
   convertToLlm: (messages: AgentMessage[]) => MaybePromise<Message[]>;
   transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => MaybePromise<AgentMessage[]>;
   getApiKey?: (provider: string) => MaybePromise<string | undefined>;
-  toolExecution?: ToolExecutionMode;
-  beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<BeforeToolCallResult | undefined | void>;
-  afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => MaybePromise<AfterToolCallResult | undefined | void>;
   finishTurn?: FinishTurn;
   prepareRequest?: PrepareRequest;
-  prepareNextTurn?: (turn: PrepareNextTurnContext) => MaybePromise<AgentLoopTurnUpdate | undefined | void>;
+  prepareNextTurn?: (context: PrepareNextTurnContext) => MaybePromise<AgentLoopTurnUpdate | undefined>;
   getSteeringMessages?: () => MaybePromise<AgentMessage[]>;
   getFollowUpMessages?: () => MaybePromise<AgentMessage[]>;
+  /** Default: `"parallel"`. */
+  toolExecution?: ToolExecutionMode;
+  beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<BeforeToolCallResult | undefined>;
+  afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => MaybePromise<AfterToolCallResult | undefined>;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -337,9 +314,10 @@ export type AgentEventSink = (event: AgentEvent) => Promise<void> | void;
 // ---------------------------------------------------------------------------------------
 // Entry points
 
-/** pi's request identity for agent loops. */
+/** pi's request identity for agent loops; `config.identity` overrides it field by field. */
 export declare const DEFAULT_AGENT_IDENTITY: ClientIdentity;
 
+/** Starts a loop with new prompt messages. Without `streamFn`, the default stream function. */
 export declare function agentLoop(
   prompts: AgentMessage[],
   context: AgentContext,
@@ -348,6 +326,7 @@ export declare function agentLoop(
   streamFn?: StreamFn,
 ): EventStream<AgentEvent, AgentMessage[]>;
 
+/** Continues a loop from the context (its last message must convert to a user or tool result message). */
 export declare function agentLoopContinue(
   context: AgentContext,
   config: AgentLoopConfig,
@@ -372,30 +351,84 @@ export declare function runAgentLoopContinue(
   streamFn?: StreamFn,
 ): Promise<AgentMessage[]>;
 
-export interface RunToolCallOptions {
-  tools: AgentTool<any>[];
+/** The `beforeToolCall` and `afterToolCall` hooks of {@link AgentLoopConfig}. */
+export type ToolCallHooks = Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall">;
+
+export interface RunToolCallOptions extends ToolCallHooks {
+  /** Tools the call resolves against. */
+  tools: readonly AgentTool<any>[];
+  /** Passed to the hooks as the message that issued the call. */
   assistantMessage: AssistantMessage;
   context: AgentContext;
   signal?: AbortSignal;
-  onUpdate?: AgentToolUpdateCallback;
-  beforeToolCall?: AgentLoopConfig["beforeToolCall"];
-  afterToolCall?: AgentLoopConfig["afterToolCall"];
+  onUpdate?: (partialResult: AgentToolResult<any>) => Promise<void> | void;
 }
 
+/**
+ * Runs one tool call through the loop's steps (preparation, validation, `beforeToolCall`,
+ * execution, `afterToolCall`) without events. Failures come back as `isError: true`.
+ */
 export declare function runToolCall(toolCall: AgentToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome>;
 
+/** Sets the stream function used when a call passes none; `undefined` leaves none. */
 export declare function setDefaultStreamFn(streamFn: StreamFn | undefined): void;
+/** The default stream function (the built-in `streamSimple` until set); throws when none is set. */
+export declare function getDefaultStreamFn(): StreamFn;
 /**
  * The built-in stream function for `model.api` `"openai-completions"` (OpenAI and compatible
  * servers), `"openai-responses"`, `"anthropic-messages"` and `"google-generative-ai"`,
  * requested over `fetch` and decoded in wasm. Reads `apiKey`, `signal`, `maxTokens`,
- * `temperature`, `toolChoice`, `headers`, `maxRetries`, `maxRetryDelayMs`, `timeoutMs`,
- * `fetch`, `onPayload`, `onResponse`, `sessionId`, `cacheRetention`, `thinkingBudgets` and
- * `metadata` from the options (in a loop: from the config).
- * Inside a loop its deltas never cross into JS one by one.
+ * `temperature`, `toolChoice`, `reasoning`, `headers`, `identity`, `maxRetries`,
+ * `maxRetryDelayMs`, `timeoutMs`, `fetch`, `onPayload`, `onResponse`, `sessionId`,
+ * `cacheRetention`, `thinkingBudgets` and `metadata` from the options (in a loop: from the
+ * config). Inside a loop its deltas never cross into JS one by one.
  */
 export declare const streamSimple: StreamFn;
-export declare function getDefaultStreamFn(): StreamFn;
+
+// ---------------------------------------------------------------------------------------
+// Proxy stream function
+
+/** A stream event as a proxy server sends it: without `partial`, which the client rebuilds. */
+export type ProxyAssistantMessageEvent =
+  | { type: "start" }
+  | { type: "text_start"; contentIndex: number }
+  | { type: "text_delta"; contentIndex: number; delta: string }
+  | { type: "text_end"; contentIndex: number; contentSignature?: string }
+  | { type: "thinking_start"; contentIndex: number }
+  | { type: "thinking_delta"; contentIndex: number; delta: string }
+  | { type: "thinking_end"; contentIndex: number; contentSignature?: string }
+  | { type: "toolcall_start"; contentIndex: number; id: string; toolName: string }
+  | { type: "toolcall_delta"; contentIndex: number; delta: string }
+  | { type: "toolcall_end"; contentIndex: number; toolCall: ToolCall }
+  | { type: "done"; reason: Extract<StopReason, "stop" | "length" | "toolUse">; usage: Usage; providerThinkingLevel?: string }
+  | { type: "error"; reason: Extract<StopReason, "aborted" | "error">; errorMessage?: string; usage: Usage; providerThinkingLevel?: string };
+
+export interface ProxyStreamOptions
+  extends Pick<
+    SimpleStreamOptions,
+    | "temperature"
+    | "samplingParams"
+    | "maxTokens"
+    | "reasoning"
+    | "cacheRetention"
+    | "sessionId"
+    | "disableContinuation"
+    | "headers"
+    | "metadata"
+    | "transport"
+    | "thinkingBudgets"
+    | "maxRetryDelayMs"
+  > {
+  /** Aborts the proxy request. */
+  signal?: AbortSignal;
+  /** Sent to the proxy server as a bearer token. */
+  authToken: string;
+  /** The proxy server's URL, e.g. `"https://genai.example.com"`. */
+  proxyUrl: string;
+}
+
+/** A stream function for apps that route model requests through their own server (pi's proxy protocol). */
+export declare function streamProxy(model: Model<any>, context: TranscriptContext, options: ProxyStreamOptions): AssistantMessageEventStream;
 
 // ---------------------------------------------------------------------------------------
 // Utilities
@@ -435,13 +468,11 @@ export declare class SseDecoder {
 // ---------------------------------------------------------------------------------------
 // Agent (spec §11)
 
-export type QueueMode = "all" | "one-at-a-time";
-
 /** The state an `Agent` owns. The same object for the Agent's lifetime. */
 export interface AgentState {
   /** The system prompt the transcript's system messages replay to (read only). */
   readonly systemPrompt: string;
-  model: Model;
+  model: Model<any>;
   thinkingLevel: ThinkingLevel;
   /** The live array; assigning stores a copy. */
   tools: AgentTool<any>[];
@@ -453,13 +484,7 @@ export interface AgentState {
   readonly errorMessage?: string;
 }
 
-export interface AgentInitialState {
-  systemPrompt?: string;
-  model?: Model;
-  thinkingLevel?: ThinkingLevel;
-  tools?: AgentTool<any>[];
-  messages?: AgentMessage[];
-}
+export type AgentInitialState = Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">>;
 
 export interface AgentOptions {
   initialState?: AgentInitialState;
@@ -471,18 +496,18 @@ export interface AgentOptions {
   onPayload?: SimpleStreamOptions["onPayload"];
   onResponse?: SimpleStreamOptions["onResponse"];
   onProviderStreamEvent?: SimpleStreamOptions["onProviderStreamEvent"];
-  beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<BeforeToolCallResult | undefined | void>;
-  afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => MaybePromise<AfterToolCallResult | undefined | void>;
+  beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<BeforeToolCallResult | undefined>;
+  afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => MaybePromise<AfterToolCallResult | undefined>;
   finishTurn?: FinishTurn;
   prepareRequest?: PrepareRequest;
   /** Legacy: receives the run's abort signal, not the turn. */
-  prepareNextTurn?: (signal?: AbortSignal) => MaybePromise<AgentLoopTurnUpdate | undefined | void>;
-  prepareNextTurnWithContext?: (context: PrepareNextTurnContext, signal?: AbortSignal) => MaybePromise<AgentLoopTurnUpdate | undefined | void>;
+  prepareNextTurn?: (signal?: AbortSignal) => MaybePromise<AgentLoopTurnUpdate | undefined>;
+  prepareNextTurnWithContext?: (context: PrepareNextTurnContext, signal?: AbortSignal) => MaybePromise<AgentLoopTurnUpdate | undefined>;
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
   sessionId?: string;
-  thinkingBudgets?: SimpleStreamOptions["thinkingBudgets"];
-  transport?: SimpleStreamOptions["transport"];
+  thinkingBudgets?: ThinkingBudgets;
+  transport?: Transport;
   maxRetryDelayMs?: number;
   toolExecution?: ToolExecutionMode;
   identity?: ClientIdentity;
@@ -508,8 +533,8 @@ export declare class Agent {
   prepareNextTurn?: AgentOptions["prepareNextTurn"];
   prepareNextTurnWithContext?: AgentOptions["prepareNextTurnWithContext"];
   sessionId?: string;
-  thinkingBudgets?: AgentOptions["thinkingBudgets"];
-  transport: NonNullable<AgentOptions["transport"]>;
+  thinkingBudgets?: ThinkingBudgets;
+  transport: Transport;
   maxRetryDelayMs?: number;
   toolExecution: ToolExecutionMode;
   identity?: ClientIdentity;
@@ -517,8 +542,11 @@ export declare class Agent {
   /** Listeners run in subscription order and are awaited: a barrier for the loop. */
   subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void;
   get state(): AgentState;
-  steeringMode: QueueMode;
-  followUpMode: QueueMode;
+  /** Accessors, as in pi (and at run time), so subclasses may override them as accessors. */
+  get steeringMode(): QueueMode;
+  set steeringMode(mode: QueueMode);
+  get followUpMode(): QueueMode;
+  set followUpMode(mode: QueueMode);
   steer(message: AgentMessage): void;
   followUp(message: AgentMessage): void;
   clearSteeringQueue(): void;

@@ -1,5 +1,5 @@
 // The event type strings are declared in two places: Rust (src/event.rs AGENT_EVENT_TYPES)
-// and the TypeScript union (src/js/index.d.ts). They must list the same strings.
+// and the TypeScript unions (src/js/index.d.ts, src/js/ai.d.ts). They must list the same strings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { repoRoot } from './helpers.mjs';
 
 const rust = readFileSync(join(repoRoot, 'src/event.rs'), 'utf8');
-const dts = readFileSync(join(repoRoot, 'src/js/index.d.ts'), 'utf8');
+// The loop's types (index.d.ts) and pi-ai's data model (ai.d.ts).
+const dts = ['index.d.ts', 'ai.d.ts'].map((f) => readFileSync(join(repoRoot, 'src/js', f), 'utf8')).join('\n');
 
 function rustEventTypes() {
   const block = rust.slice(rust.indexOf('pub const AGENT_EVENT_TYPES'), rust.indexOf('];', rust.indexOf('pub const AGENT_EVENT_TYPES')));

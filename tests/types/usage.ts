@@ -16,6 +16,7 @@ decoder.feed('data: x');
 export { names, truncated, retry };
 
 // ---- the loop API, typed as a pi user would write it ----
+import { num, obj } from '@earendil-works/pi-schema';
 import {
   agentLoop,
   runAgentLoop,
@@ -36,15 +37,36 @@ const model: Model = {
   reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100,
 };
 
-const calc: AgentTool<{ a: number; b: number }, { product: number }> = {
+// The first type argument is the schema's type, as in pi: a pi-schema (or TypeBox) schema
+// types `execute`'s arguments.
+const calcParams = obj({ a: num(), b: num() });
+const calc: AgentTool<typeof calcParams, { product: number }> = {
   name: 'calc',
   label: 'Calculator',
   description: 'Multiplies',
-  parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+  parameters: calcParams,
   async execute(_id, { a, b }, _signal, onUpdate) {
     onUpdate?.({ content: [{ type: 'text', text: 'working' }], details: { product: 0 } });
     return { content: [{ type: 'text', text: String(a * b) }], details: { product: a * b } };
   },
+};
+
+// A plain JSON Schema carries no type: `AgentTool<any>` gives `any` arguments, as in pi.
+const echo: AgentTool<any> = {
+  name: 'echo',
+  label: 'Echo',
+  description: 'Echoes its text',
+  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  execute: async (_id, { text }) => ({ content: [{ type: 'text', text: String(text) }], details: {} }),
+};
+// ...and `AgentTool` alone gives `unknown` ones, to be narrowed.
+const untyped: AgentTool = {
+  name: 'untyped',
+  label: 'Untyped',
+  description: 'Reads its arguments itself',
+  parameters: { type: 'object' },
+  // @ts-expect-error the arguments are unknown without a typed schema
+  execute: async (_id, { text }) => ({ content: [{ type: 'text', text }], details: undefined }),
 };
 
 const streamFn: StreamFn = (m, context) => {
@@ -82,7 +104,7 @@ function onEvent(event: AgentEvent): void {
 }
 
 export async function typedRun(): Promise<number> {
-  const messages: AgentMessage[] = await runAgentLoop([{ role: 'user', content: 'hi', timestamp: 1 }], { messages: [], tools: [calc] }, config, onEvent);
+  const messages: AgentMessage[] = await runAgentLoop([{ role: 'user', content: 'hi', timestamp: 1 }], { messages: [], tools: [calc, echo, untyped] }, config, onEvent);
   for await (const e of agentLoop([{ role: 'user', content: 'again', timestamp: 2 }], { messages }, config)) onEvent(e);
   const outcome = await runToolCall({ type: 'toolCall', id: 'x', name: 'calc', arguments: { a: 2, b: 3 } }, {
     tools: [calc], assistantMessage: messages[1] as AssistantMessage, context: { messages },
