@@ -526,7 +526,7 @@ export interface SimpleStreamOptions {
   apiKey?: string;
   /** The `fetch` requests go through (default: the global one), e.g. a Workers service binding. */
   fetch?: FetchFunction;
-  /** Provider environment values (pi-ai's stream functions). */
+  /** Provider environment values, looked up before `process.env` for the API key (as pi-ai). */
   env?: Record<string, string>;
   /** Inspects or replaces the request body; `undefined` keeps it. */
   onPayload?: (payload: unknown, model: Model<Api>) => unknown | undefined | Promise<unknown | undefined>;

@@ -418,6 +418,10 @@ export interface ProxyStreamOptions
     | "transport"
     | "thinkingBudgets"
     | "maxRetryDelayMs"
+    // This package's additions (not in pi): the fetch to use, and the longest wait for the
+    // response and then for each piece of its body.
+    | "fetch"
+    | "timeoutMs"
   > {
   /** Aborts the proxy request. */
   signal?: AbortSignal;

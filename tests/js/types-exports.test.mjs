@@ -14,11 +14,6 @@ import { repoRoot } from './helpers.mjs';
 const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
 const typed = Object.entries(manifest.exports).filter(([, target]) => typeof target === 'object' && target.types);
 
-// Declared for exports that other branches are adding at runtime. Each is reported as a todo
-// while the built package lacks it, and fails the test once it is there, so the entry is
-// removed and the export is checked like every other.
-const PENDING = { '.': ['ready', 'streamProxy'] };
-
 const options = ts.convertCompilerOptionsFromJson(
   { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], strict: true, noEmit: true, skipLibCheck: false },
   repoRoot,
@@ -52,24 +47,18 @@ const specifier = (subpath) => `${manifest.name}${subpath.slice(1)}`;
 
 test('the exports map has typed subpaths to check', () => {
   assert.ok(typed.some(([subpath]) => subpath === '.'), 'the root export has a types condition');
-  for (const subpath of Object.keys(PENDING)) assert.ok(manifest.exports[subpath], `PENDING names an unknown subpath ${subpath}`);
 });
 
 for (const [subpath, target] of typed) {
-  test(`${specifier(subpath)}: the .d.ts declares exactly the runtime's value exports`, async (t) => {
+  test(`${specifier(subpath)}: the .d.ts declares exactly the runtime's value exports`, async () => {
     const declared = declaredExports(join(repoRoot, target.types));
     const declaredValues = [...declared].filter(([, m]) => m.value).map(([name]) => name).sort();
     const runtime = Object.keys(await import(specifier(subpath))).sort();
-    const pending = PENDING[subpath] ?? [];
 
     const undeclared = runtime.filter((name) => !declaredValues.includes(name));
     assert.deepEqual(undeclared, [], `exported at runtime but not declared in ${target.types}`);
-    const stale = pending.filter((name) => runtime.includes(name));
-    assert.deepEqual(stale, [], 'now exported at runtime: remove from PENDING in this test');
-    const missing = declaredValues.filter((name) => !runtime.includes(name) && !pending.includes(name));
+    const missing = declaredValues.filter((name) => !runtime.includes(name));
     assert.deepEqual(missing, [], `declared in ${target.types} but not exported at runtime`);
-    for (const name of pending) assert.ok(declaredValues.includes(name), `PENDING names ${name}, which ${target.types} does not declare`);
-    if (pending.length > 0) t.todo(`declared, not yet exported at runtime (other branches add them): ${pending.join(', ')}`);
   });
 }
 

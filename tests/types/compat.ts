@@ -103,7 +103,9 @@ ok<Equals<W.ToolExecutionMode, Pi.ToolExecutionMode>>();
 ok<Equals<W.QueueMode, Pi.QueueMode>>();
 ok<Equals<W.AgentEventSink, Pi.AgentEventSink>>();
 ok<Equals<W.ProxyAssistantMessageEvent, Pi.ProxyAssistantMessageEvent>>();
-ok<Same<W.ProxyStreamOptions, Pi.ProxyStreamOptions>>();
+// Ours adds `fetch` and `timeoutMs`; pi's options go in as they are.
+ok<Assignable<Pi.ProxyStreamOptions, W.ProxyStreamOptions>>();
+ok<Equals<Omit<W.ProxyStreamOptions, 'fetch' | 'timeoutMs'>, Omit<Pi.ProxyStreamOptions, never>>>();
 
 // ---- pi-agent-core: deliberately looser, so pi's values are accepted ----
 // Hooks may return plain values where pi declares Promises (the loop awaits either), and the
