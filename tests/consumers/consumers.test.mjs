@@ -131,6 +131,7 @@ function assertToolRun(llm, { tools, answer }) {
   assert.equal(llm.requests.length, 2);
   const [first, second] = llm.requests.map((r) => r.body);
   assert.equal(first.stream, true);
+  assert.equal(first.model, 'qwen2.5:7b'); // the app's default model id reached the server
   assert.deepEqual(first.tools.map((t) => t.function.name), ['calc']);
   assert.equal(textOf(first.messages.at(-1).content), 'what is 17*23?');
   const result = second.messages.at(-1);
@@ -187,6 +188,12 @@ async function runPage(url, { lazyChunk }) {
   } finally {
     await context.close();
   }
+}
+
+/** The string `[vars]` of a wrangler.toml (`NAME = "value"` lines). */
+function tomlVars(toml) {
+  const section = toml.split(/^\[vars\]$/m)[1]?.split(/^\[/m)[0] ?? '';
+  return Object.fromEntries([...section.matchAll(/^(\w+)\s*=\s*"([^"]*)"$/gm)].map((m) => [m[1], m[2]]));
 }
 
 /** A free port on 127.0.0.1 for a server that wants one on its command line. */
@@ -348,7 +355,9 @@ describe('consumer projects import pi-agent-wasm by name and run a tool-using ag
       modulesRoot: join(dir, 'dist'),
       modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
       compatibilityDate: '2026-04-26',
-      bindings: { LLM_BASE_URL: llm.baseUrl },
+      // The vars of the project's wrangler.toml, as `wrangler dev` binds them, with the model
+      // server's address in place of the default one.
+      bindings: { ...tomlVars(await readFile(join(dir, 'wrangler.toml'), 'utf8')), LLM_BASE_URL: llm.baseUrl },
     });
     try {
       const res = await mf.dispatchFetch('http://localhost/?q=what%20is%2017*23%3F');

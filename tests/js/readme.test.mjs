@@ -93,7 +93,7 @@ for (const block of all.filter((b) => b.directive)) {
         join(sub, 'tsconfig.json'),
         JSON.stringify({
           compilerOptions: {
-            target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true,
+            target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', strict: true, noEmit: true,
             allowJs: true, checkJs: true, skipLibCheck: false, lib: ['ES2023', 'DOM'], types: ['node'],
           },
           files: [`example.${ext}`],

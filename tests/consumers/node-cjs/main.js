@@ -1,10 +1,11 @@
 // A calculator agent on the command line, in CommonJS: require() loads the ES module
-// package (Node >= 20.19). Asks an OpenAI-compatible server (LLM_BASE_URL, a local Ollama
-// by default), runs the tool, prints each tool call and the answer.
+// package (Node >= 20.19). Asks an OpenAI-compatible server (LLM_BASE_URL and LLM_MODEL,
+// a local Ollama by default; the key in LLM_API_KEY), runs the tool, prints each tool call
+// and the answer.
 const { Agent } = require('pi-agent-wasm');
 
 const model = {
-  id: 'local-model', name: 'Local model', api: 'openai-completions', provider: 'local',
+  id: process.env.LLM_MODEL ?? 'qwen2.5:7b', name: 'Local model', api: 'openai-completions', provider: 'local',
   baseUrl: process.env.LLM_BASE_URL ?? 'http://127.0.0.1:11434/v1',
   reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   contextWindow: 32768, maxTokens: 4096,

@@ -1,11 +1,11 @@
 // A calculator agent on the command line, bundled into one file for a server or a
 // serverless function (ESM or CommonJS output). Asks an OpenAI-compatible server
-// (LLM_BASE_URL, a local Ollama by default), runs the tool, prints each tool call and the
-// answer.
+// (LLM_BASE_URL and LLM_MODEL, a local Ollama by default; the key in LLM_API_KEY), runs the
+// tool, prints each tool call and the answer.
 import { Agent } from 'pi-agent-wasm';
 
 const model = {
-  id: 'local-model', name: 'Local model', api: 'openai-completions', provider: 'local',
+  id: process.env.LLM_MODEL ?? 'qwen2.5:7b', name: 'Local model', api: 'openai-completions', provider: 'local',
   baseUrl: process.env.LLM_BASE_URL ?? 'http://127.0.0.1:11434/v1',
   reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   contextWindow: 32768, maxTokens: 4096,

@@ -1,11 +1,12 @@
 // A calculator agent in the browser: the model answers through an OpenAI-compatible server
-// (a local one by default; this page's ?llm= parameter names another), the agent runs the
-// tool in the page and streams the answer into it.
+// (a local Ollama by default; this page's ?llm= and ?model= parameters name another), the
+// agent runs the tool in the page and streams the answer into it.
 import { Agent } from 'pi-agent-wasm';
 
-const baseUrl = new URLSearchParams(location.search).get('llm') ?? 'http://127.0.0.1:11434/v1';
+const params = new URLSearchParams(location.search);
+const baseUrl = params.get('llm') ?? 'http://127.0.0.1:11434/v1';
 const model = {
-  id: 'local-model', name: 'Local model', api: 'openai-completions', provider: 'local', baseUrl,
+  id: params.get('model') ?? 'qwen2.5:7b', name: 'Local model', api: 'openai-completions', provider: 'local', baseUrl,
   reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   contextWindow: 32768, maxTokens: 4096,
 };

@@ -1,7 +1,7 @@
 // A calculator agent as a Cloudflare Worker: each request asks the model behind
-// LLM_BASE_URL (an OpenAI-compatible server, a var in wrangler.toml) "what is 17*23?" (or
-// the ?q= question), runs the tool in the Worker and answers with the tool calls and the
-// model's answer as JSON.
+// LLM_BASE_URL (an OpenAI-compatible server; it and LLM_MODEL are vars in wrangler.toml, the
+// key is the secret LLM_API_KEY) "what is 17*23?" (or the ?q= question), runs the tool in
+// the Worker and answers with the tool calls and the model's answer as JSON.
 import { Agent } from 'pi-agent-wasm';
 
 const calc = (log) => ({
@@ -20,7 +20,7 @@ export default {
   async fetch(request, env) {
     const question = new URL(request.url).searchParams.get('q') ?? 'what is 17*23?';
     const model = {
-      id: 'local-model', name: 'Local model', api: 'openai-completions', provider: 'local',
+      id: env.LLM_MODEL, name: 'Local model', api: 'openai-completions', provider: 'local',
       baseUrl: env.LLM_BASE_URL, reasoning: false, input: ['text'],
       cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 32768, maxTokens: 4096,
     };
