@@ -264,6 +264,13 @@ async function runNodeApp(cwd, file) {
   }
 }
 
+test('the browser projects build one and the same app (src/main.js), as the README shows it', async () => {
+  const app = await readFile(join(project('vite8'), 'src/main.js'), 'utf8');
+  for (const name of ['vite5', 'vite6', 'esbuild', 'rollup', 'webpack']) {
+    assert.equal(await readFile(join(project(name), 'src/main.js'), 'utf8'), app, `${name}/src/main.js differs from vite8's`);
+  }
+});
+
 describe('consumer projects import pi-agent-wasm by name and run a tool-using agent', { concurrency: 3 }, () => {
   for (const name of ['vite5', 'vite6', 'vite8']) {
     test(`${name}: vite build (served statically) and the vite dev server`, async (t) => {

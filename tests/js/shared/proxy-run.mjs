@@ -1,16 +1,9 @@
 // Running a streamProxy implementation and recording what it did, the same way for this
 // package and for pi-agent-core, so runs can be compared event by event.
 import assert from 'node:assert/strict';
+import { normalize } from './scenario.mjs';
 
-/** Loop-made timestamps and durations vary between runs. */
-export function normalize(v) {
-  if (v === undefined) return undefined;
-  return JSON.parse(JSON.stringify(v), (k, x) => {
-    if (k === 'timestamp' && typeof x === 'number' && x > 1e12) return 'NOW';
-    if (k === 'durationMs' && typeof x === 'number') return 'DURATION';
-    return x;
-  });
-}
+export { normalize };
 
 /**
  * Runs `streamProxy(model, context, options)` and consumes it. `pushed`: every event as it
