@@ -233,9 +233,27 @@ export function streamSimple(model, context, options) {
   const stream = new AssistantMessageEventStream();
   whenReady(() => streamOnce(GLUE, model, context, options, (event) => stream.push(event))).then(
     () => stream.end(),
-    (error) => stream.fail(error),
+    (error) => {
+      // A stream function never throws for a failure (pi's StreamFn contract): a module
+      // that cannot load ends the response like any provider failure.
+      try {
+        if (error?.code === 'wasm_load_failed') return stream.push({ type: 'error', reason: 'error', error: loadFailure(model, error) });
+      } catch {
+        // A model whose fields cannot be read: the error itself ends the stream.
+      }
+      stream.fail(error);
+    },
   );
   return stream;
+}
+
+/** The final message of a response whose module could not load. */
+function loadFailure(model, error) {
+  return {
+    role: 'assistant', content: [], api: model?.api, provider: model?.provider, model: model?.id,
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: 'error', errorMessage: error.message, timestamp: Date.now(),
+  };
 }
 
 function resolveStreamFn(streamFn) {
