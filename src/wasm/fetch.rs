@@ -121,14 +121,37 @@ impl BodyReader {
         if get(&step, "done").as_bool().unwrap_or(true) {
             return Ok(None);
         }
-        let value = get(&step, "value");
-        Ok(Some(
-            value
-                .dyn_ref::<Uint8Array>()
-                .map(Uint8Array::to_vec)
-                .unwrap_or_default(),
-        ))
+        chunk_bytes(&get(&step, "value")).map(Some)
     }
+}
+
+/// A body chunk's bytes. Not only this realm's `Uint8Array`: a test environment such as
+/// jsdom, or a `fetch` from another realm (an iframe, a polyfill), hands over typed arrays
+/// that `instanceof` does not recognise, and dropping them would lose the response. Any
+/// `ArrayBuffer` view (of any realm) or `ArrayBuffer` is read as its bytes; anything else is
+/// an error that names it, never silently skipped.
+fn chunk_bytes(value: &JsValue) -> Result<Vec<u8>, Thrown> {
+    if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
+        return Ok(bytes.to_vec());
+    }
+    if js_sys::ArrayBuffer::is_view(value) {
+        let offset = get(value, "byteOffset").as_f64().unwrap_or(0.0);
+        let length = get(value, "byteLength").as_f64().unwrap_or(0.0);
+        // Offsets and lengths of a live view fit in u32 (wasm32 addresses no more).
+        return Ok(Uint8Array::new_with_byte_offset_and_length(
+            &get(value, "buffer"),
+            offset as u32,
+            length as u32,
+        )
+        .to_vec());
+    }
+    if value.is_instance_of::<js_sys::ArrayBuffer>() {
+        return Ok(Uint8Array::new(value).to_vec());
+    }
+    Err(Thrown::new(format!(
+        "The response body gave a chunk that is not bytes ({})",
+        crate::wasm::js::describe(value)
+    )))
 }
 
 impl Drop for BodyReader {

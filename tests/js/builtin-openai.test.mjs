@@ -337,3 +337,48 @@ test('timeoutMs: a server that never answers, or stalls mid-body, ends the run w
   assert.equal(stalled.last.content[0].text, 'so far');
   assertEndsCleanly(stalled.events, stalled.messages);
 });
+
+/** A `fetch` whose response body yields the given chunk values, in order. */
+function bodyOf(chunks) {
+  return async () => ({
+    ok: true, status: 200, statusText: 'OK',
+    headers: new Headers({ 'content-type': 'text/event-stream' }),
+    body: new ReadableStream({
+      start(controller) {
+        for (const c of chunks) controller.enqueue(c);
+        controller.close();
+      },
+    }),
+  });
+}
+
+test('body chunks from another realm (jsdom, iframes) are read, not dropped (issue 11)', async () => {
+  const { runInNewContext } = await import('node:vm');
+  const text = readFileSync(new URL('tool_single.sse', FIXTURES), 'utf8');
+  const bytes = Buffer.from(text);
+  const cut = Math.floor(bytes.length / 3);
+  // Another realm's Uint8Array, a view at an offset into a larger buffer, and a DataView.
+  const foreign = runInNewContext('(b) => new Uint8Array(b)', {})([...bytes.subarray(0, cut)]);
+  const padded = new Uint8Array(bytes.length - cut + 8);
+  padded.set(bytes.subarray(cut, 2 * cut), 4);
+  const middle = new Uint8Array(padded.buffer, 4, cut);
+  const rest = bytes.subarray(2 * cut);
+  const tail = new DataView(rest.buffer.slice(rest.byteOffset, rest.byteOffset + rest.length));
+  assert.equal(foreign instanceof Uint8Array, false);
+  const model = { ...baseModel, baseUrl: 'http://127.0.0.1:9/v1' };
+  const ctx = { messages: [{ role: 'user', content: 'go', timestamp: 1 }] };
+  const ours = await streamSimple(model, ctx, { apiKey: KEY, fetch: bodyOf([foreign, middle, tail]) }).result();
+  const server = await serve((_n, _b, _req, res) => writeSse(res, text));
+  servers.push(server);
+  const theirs = await piStreamSimple({ ...model, baseUrl: server.baseUrl }, ctx, { apiKey: KEY }).result();
+  assert.equal(ours.stopReason, 'toolUse');
+  assert.deepEqual(normalize(ours), normalize(theirs));
+});
+
+test('a body chunk that is not bytes ends the response with an error naming it, never silently', async () => {
+  const model = { ...baseModel, baseUrl: 'http://127.0.0.1:9/v1' };
+  const ctx = { messages: [{ role: 'user', content: 'go', timestamp: 1 }] };
+  const result = await streamSimple(model, ctx, { apiKey: KEY, fetch: bodyOf(['data: {"id":"x"}\n\n']) }).result();
+  assert.equal(result.stopReason, 'error');
+  assert.match(result.errorMessage, /chunk that is not bytes \(a string\)/);
+});
