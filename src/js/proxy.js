@@ -293,9 +293,21 @@ class ProxyResponse {
 
   /** The token never reaches an event: `authToken` in any message becomes [redacted]. */
   #redact(text) {
-    const token = this.#token;
-    return typeof token === 'string' && token !== '' ? text.split(token).join('[redacted]') : text;
+    return redact(text, this.#token);
   }
+}
+
+/**
+ * `text` with every occurrence of `token` replaced by [redacted]. A token shorter than 8
+ * characters is replaced only where it stands alone (no letter or digit either side):
+ * replacing a 1-character token everywhere would turn "fetch failed" into
+ * "fe[redacted]ch failed", while a short token a server echoes is still delimited.
+ */
+function redact(text, token) {
+  if (typeof token !== 'string' || token === '') return text;
+  if (token.length >= 8) return text.split(token).join('[redacted]');
+  const escaped = token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return text.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'gu'), '[redacted]');
 }
 
 /** A token fetch would refuse in a header; fetch's own error would quote the header, and

@@ -248,3 +248,24 @@ test('huge delta in small reads stays linear: 8 MB in 4 KB reads in well under 3
   assert.equal(o.result.content[0].text.length, big.length);
   assert.ok(ms < 3000, `took ${Math.round(ms)} ms`);
 });
+
+test('a short token is redacted where a server echoes it, and leaves other words whole', async () => {
+  // A refused connection: the cause's text ("fetch failed", "connect ECONNREFUSED") holds
+  // the letters of these tokens, which must not be cut up.
+  const closed = await startRawServer(() => {});
+  await closed.close();
+  for (const authToken of ['t', 'a', 'e1']) {
+    const refused = await runProxy(ours.streamProxy, model, context('text'), { proxyUrl: closed.url, authToken });
+    assert.equal(refused.result.stopReason, 'error');
+    assert.match(refused.result.errorMessage, /^fetch failed \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/);
+  }
+  const server = await startRawServer((req, res) => {
+    res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `token ${req.headers.authorization.slice(7)} rejected, retry` }));
+  });
+  try {
+    const echoed = await runProxy(ours.streamProxy, model, context('text'), { proxyUrl: server.url, authToken: 't' });
+    assert.equal(echoed.result.errorMessage, 'Proxy error: token [redacted] rejected, retry');
+  } finally {
+    await server.close();
+  }
+});
