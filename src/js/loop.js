@@ -7,6 +7,7 @@ import { runLoop, runToolCall as wasmRunToolCall, streamOnce } from './pi_agent_
 import { EventStream, AssistantMessageEventStream } from './event-stream.js';
 import { whenReady } from './wasm.js';
 import { envApiKey } from './env-keys.js';
+import { describeError } from './describe-error.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -221,7 +222,7 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, updater, assignMeta, sleep, deadline, guard, envApiKey };
+const GLUE = { openResponse, streamOptions, copyWith, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

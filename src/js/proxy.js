@@ -12,6 +12,7 @@
 import { AssistantMessageEventStream } from './event-stream.js';
 import { ProxyFailure, ProxyMessage } from './proxy-message.js';
 import { DataLines } from './data-lines.js';
+import { describeError as describe } from './describe-error.js';
 
 /** The options sent to the server, in pi's order (L-161). */
 const SENT_OPTIONS = [
@@ -324,21 +325,6 @@ function abortMessage(signal) {
   return reason === undefined ? ABORTED_BY_USER : describe(reason);
 }
 
-/** An error's message with its cause (fetch's "fetch failed" says nothing by itself). */
-function describe(error) {
-  try {
-    if (error !== null && typeof error === 'object' && typeof error.message === 'string') {
-      let text = error.message || error.name || 'Error';
-      const { cause } = error;
-      const detail = cause == null ? '' : typeof cause === 'object' ? String(cause.message || cause.code || '') : String(cause);
-      if (detail !== '' && !text.includes(detail)) text += ` (${detail})`;
-      return text;
-    }
-    return String(error);
-  } catch {
-    return 'Unknown error';
-  }
-}
 
 function bytesOrText(value) {
   if (typeof value === 'string' || ArrayBuffer.isView(value)) return value;

@@ -47,6 +47,29 @@ fn updater(glue: &JsValue, emit: &Function, inner: bool) -> JsResult<Function> {
         .ok_or_else(|| js_error("invalid_input", "internal glue function updater failed"))
 }
 
+/// The built-in stream function over `config` (the loop config, or the options of a direct
+/// call), with the glue functions it calls.
+fn builtin_stream(
+    glue: &JsValue,
+    config: JsValue,
+    signal: JsSignal,
+    updates: super::host::UpdateCell,
+    table: Rc<Table>,
+) -> JsResult<BuiltinStreamFn> {
+    Ok(BuiltinStreamFn {
+        config,
+        signal,
+        sleep: glue_fn(glue, "sleep")?,
+        copy: glue_fn(glue, "copyWith")?,
+        assign_meta: glue_fn(glue, "assignMeta")?,
+        deadline: glue_fn(glue, "deadline")?,
+        env_api_key: glue_fn(glue, "envApiKey")?,
+        describe_error: glue_fn(glue, "describeError")?,
+        updates,
+        table,
+    })
+}
+
 fn glue_fn(glue: &JsValue, name: &'static str) -> JsResult<Function> {
     get(glue, name).dyn_into::<Function>().map_err(|_| {
         js_error(
@@ -117,17 +140,13 @@ pub async fn run_loop(
     };
     let updates = super::host::UpdateCell::default();
     let builtin = if stream_fn.as_string().as_deref() == Some("builtin") {
-        Some(BuiltinStreamFn {
-            config: config.clone(),
-            signal: JsSignal(signal.clone()),
-            sleep: glue_fn(&glue, "sleep")?,
-            copy: glue_fn(&glue, "copyWith")?,
-            assign_meta: glue_fn(&glue, "assignMeta")?,
-            deadline: glue_fn(&glue, "deadline")?,
-            env_api_key: glue_fn(&glue, "envApiKey")?,
-            updates: updates.clone(),
-            table: table.clone(),
-        })
+        Some(builtin_stream(
+            &glue,
+            config.clone(),
+            JsSignal(signal.clone()),
+            updates.clone(),
+            table.clone(),
+        )?)
     } else {
         None
     };
@@ -272,18 +291,14 @@ pub async fn stream_once(
     } else {
         Object::new().into()
     };
-    let builtin = BuiltinStreamFn {
-        config: options.clone(),
-        signal: JsSignal(get(&options, "signal")),
-        sleep: glue_fn(&glue, "sleep")?,
-        copy: glue_fn(&glue, "copyWith")?,
-        assign_meta: glue_fn(&glue, "assignMeta")?,
-        deadline: glue_fn(&glue, "deadline")?,
-        env_api_key: glue_fn(&glue, "envApiKey")?,
-        // Not seeded at `start` here: the start event below seeds the sink's own cell.
-        updates: Default::default(),
-        table: table.clone(),
-    };
+    // Not seeded at `start` here: the start event below seeds the sink's own cell.
+    let builtin = builtin_stream(
+        &glue,
+        options.clone(),
+        JsSignal(get(&options, "signal")),
+        Default::default(),
+        table.clone(),
+    )?;
     let sink = JsSink {
         apply_update: updater(&glue, &push, true)?,
         emit: push.clone(),

@@ -57,6 +57,9 @@ pub struct BuiltinStreamFn {
     pub deadline: Function,
     /// Glue `envApiKey(provider, env)`: `{ apiKey }` or `{ note }` from the environment.
     pub env_api_key: Function,
+    /// Glue `describeError(error)`: a thrown value's message with its cause (the same
+    /// wording `streamProxy` uses).
+    pub describe_error: Function,
     /// The sink's copy of the response being rendered, seeded at `start`.
     pub updates: UpdateCell,
     pub table: Rc<Table>,
@@ -640,10 +643,19 @@ impl StreamFn for BuiltinStreamFn {
                             attempt += 1;
                             continue;
                         }
-                        let message = if e.message.is_empty() {
+                        // fetch's own message ("fetch failed") says nothing; its cause
+                        // (refused, unknown host, TLS) is what the user can act on.
+                        let text = e
+                            .payload
+                            .as_ref()
+                            .and_then(|p| p.downcast_ref::<JsValue>())
+                            .and_then(|v| call(&self.describe_error, &[v]).ok())
+                            .and_then(|t| t.as_string())
+                            .unwrap_or_else(|| e.message.clone());
+                        let message = if text.is_empty() {
                             "Connection error.".to_string()
                         } else {
-                            format!("Connection error: {}", e.message)
+                            format!("Connection error: {text}")
                         };
                         return Ok(self.fail_early(model, &message, api_key));
                     }

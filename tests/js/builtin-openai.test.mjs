@@ -181,7 +181,8 @@ test('a refused connection is an error message, not a rejection', async () => {
   const events = [];
   const messages = await runAgentLoop(prompt(), { messages: [] }, { model: { ...baseModel, baseUrl }, apiKey: KEY, convertToLlm: (m) => m }, (e) => { events.push(e); }, undefined, streamSimple);
   assert.equal(messages.at(-1).stopReason, 'error');
-  assert.match(messages.at(-1).errorMessage, /^Connection error/);
+  // The cause is named: pi-ai says only "Connection error."
+  assert.match(messages.at(-1).errorMessage, /^Connection error: fetch failed \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/);
   assertEndsCleanly(events, messages);
 });
 
