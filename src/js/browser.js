@@ -16,9 +16,13 @@ useSource({
     return new Response(gzipped).arrayBuffer();
   },
   hint:
-    "If the page sets a Content-Security-Policy, allow 'wasm-unsafe-eval' in script-src. " +
-    'If the error names wasm-inline.js, deploy every chunk your bundler emitted next to the app. ' +
-    'Browsers need WebAssembly and DecompressionStream (Chrome 80, Firefox 113, Safari 16.4).',
+    globalThis.navigator?.userAgent === 'Cloudflare-Workers'
+      ? // Bundled for Workers without the "workerd" export condition: this entry compiles from
+        // bytes, which Workers forbid.
+        "In Cloudflare Workers, bundle with wrangler: it picks this package's workerd entry, which imports the .wasm as a compiled module (Workers cannot compile WebAssembly from bytes)."
+      : "If the page sets a Content-Security-Policy, allow 'wasm-unsafe-eval' in script-src. " +
+        'If the error names wasm-inline.js, deploy every chunk your bundler emitted next to the app. ' +
+        'Browsers need WebAssembly and DecompressionStream (Chrome 80, Firefox 113, Safari 16.4).',
 });
 
 export * from './api.js';

@@ -8,6 +8,7 @@ import { EventStream, AssistantMessageEventStream } from './event-stream.js';
 import { whenReady } from './wasm.js';
 import { envApiKey } from './env-keys.js';
 import { describeError } from './describe-error.js';
+import { redact } from './redact.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -222,7 +223,7 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError };
+const GLUE = { openResponse, streamOptions, copyWith, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

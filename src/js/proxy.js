@@ -13,6 +13,7 @@ import { AssistantMessageEventStream } from './event-stream.js';
 import { ProxyFailure, ProxyMessage } from './proxy-message.js';
 import { DataLines } from './data-lines.js';
 import { describeError as describe } from './describe-error.js';
+import { redact } from './redact.js';
 
 /** The options sent to the server, in pi's order (L-161). */
 const SENT_OPTIONS = [
@@ -204,7 +205,8 @@ class ProxyResponse {
 
   /** One line of the body: a `data:` line is one event. Returns true after a terminal event. */
   #line(line) {
-    if (!this.#sawData && this.#head.length < KEEP_CHARS) this.#head += `${line.slice(0, KEEP_CHARS)}\n`;
+    // Hidden before it is cut, so a cut through the token cannot leave part of it.
+    if (!this.#sawData && this.#head.length < KEEP_CHARS) this.#head += `${this.#redact(line).slice(0, KEEP_CHARS)}\n`;
     if (!line.startsWith('data:')) return false;
     const data = line.slice(5).trim();
     if (data === '') return false;
@@ -213,7 +215,10 @@ class ProxyResponse {
     try {
       event = JSON.parse(data);
     } catch (error) {
-      throw new ProxyFailure(`Invalid JSON in proxy event: ${describe(error)}`);
+      // V8 quotes the start of the text in its message, which may cut through the token:
+      // that quote is replaced by the line's own start, with the token hidden first.
+      const reason = describe(error).replace(/, ".*" is not valid JSON$|, ".*"\.\.\. is not valid JSON$/s, ' (not valid JSON)');
+      throw new ProxyFailure(`Invalid JSON in proxy event: ${reason}: ${quote(this.#redact(data))}`);
     }
     const out = this.#message.apply(event);
     if (out === undefined) return false;
@@ -249,7 +254,7 @@ class ProxyResponse {
     if (typeof text !== 'string') return message;
     const error = jsonError(text);
     if (error !== undefined) return `Proxy error: ${error}`;
-    const trimmed = text.trim();
+    const trimmed = this.#redact(text.trim());
     if (trimmed !== '' && !isHtml(response, trimmed)) message += `: ${quote(trimmed)}`;
     return message;
   }
@@ -298,18 +303,6 @@ class ProxyResponse {
   }
 }
 
-/**
- * `text` with every occurrence of `token` replaced by [redacted]. A token shorter than 8
- * characters is replaced only where it stands alone (no letter or digit either side):
- * replacing a 1-character token everywhere would turn "fetch failed" into
- * "fe[redacted]ch failed", while a short token a server echoes is still delimited.
- */
-function redact(text, token) {
-  if (typeof token !== 'string' || token === '') return text;
-  if (token.length >= 8) return text.split(token).join('[redacted]');
-  const escaped = token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return text.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'gu'), '[redacted]');
-}
 
 /** A token fetch would refuse in a header; fetch's own error would quote the header, and
  * with it the token (pi's errorMessage does). */

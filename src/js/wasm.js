@@ -23,6 +23,8 @@ let source;
 let loaded = false;
 /** @type {Promise<void> | undefined} */
 let pending;
+/** The error of the last load that failed, until one succeeds. */
+let failed;
 
 /** Called once by the runtime entry, at its top level. */
 export function useSource(s) {
@@ -82,9 +84,15 @@ export function ready() {
     }
     loaded = true;
   })();
-  pending.catch(() => {
-    pending = undefined;
-  });
+  pending.then(
+    () => {
+      failed = undefined;
+    },
+    (error) => {
+      failed = error;
+      pending = undefined;
+    },
+  );
   return pending;
 }
 
@@ -97,9 +105,11 @@ export function whenReady(fn) {
   return ready().then(fn);
 }
 
-/** For synchronous exports: loads now where the runtime can, else explains. */
+/** For synchronous exports: loads now where the runtime can, else explains: the last load's
+ * error when it failed, else that the module is still loading. */
 export function requireReady(what) {
   if (loadSync()) return;
+  if (failed && !pending) throw failed;
   const error = new Error(
     `pi-agent-wasm is still loading its WebAssembly module; \`await ready()\` (exported by the package) before ${what} in this runtime.`,
   );

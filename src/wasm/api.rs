@@ -65,6 +65,7 @@ fn builtin_stream(
         deadline: glue_fn(glue, "deadline")?,
         env_api_key: glue_fn(glue, "envApiKey")?,
         describe_error: glue_fn(glue, "describeError")?,
+        redact: glue_fn(glue, "redact")?,
         updates,
         table,
     })

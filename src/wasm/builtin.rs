@@ -60,17 +60,25 @@ pub struct BuiltinStreamFn {
     /// Glue `describeError(error)`: a thrown value's message with its cause (the same
     /// wording `streamProxy` uses).
     pub describe_error: Function,
+    /// Glue `redact(text, key)`: the key hidden in error text.
+    pub redact: Function,
     /// The sink's copy of the response being rendered, seeded at `start`.
     pub updates: UpdateCell,
     pub table: Rc<Table>,
 }
 
 /// The text with every occurrence of the key replaced.
-fn redact(text: &str, key: Option<&str>) -> String {
-    match key {
-        Some(k) if k.len() >= 4 => text.replace(k, "[redacted]"),
-        _ => text.to_string(),
-    }
+/// `text` with the API key hidden, by the glue's `redact`: one policy for this stream and
+/// `streamProxy` (the key as sent, trimmed as fetch sends it, and JSON-escaped; a short key
+/// only where it stands alone). Should the glue fail, every plain occurrence is replaced.
+fn redact(glue: &Function, text: &str, key: Option<&str>) -> String {
+    let Some(key) = key.filter(|k| !k.is_empty()) else {
+        return text.to_string();
+    };
+    call(glue, &[&JsValue::from_str(text), &JsValue::from_str(key)])
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_else(|| text.replace(key, "[redacted]"))
 }
 
 fn cut(text: &str, max: usize) -> String {
@@ -263,6 +271,7 @@ struct RustResponse {
     result: Option<AgentMessage>,
     signal: JsSignal,
     api_key: Option<String>,
+    redact: Function,
     copy: Function,
     assign_meta: Function,
     updates: UpdateCell,
@@ -308,7 +317,7 @@ impl RustResponse {
         let text = if is_abort {
             "Request was aborted".to_string()
         } else {
-            redact(message, self.api_key.as_deref())
+            redact(&self.redact, message, self.api_key.as_deref())
         };
         let m = self.decoder.fail(&text, is_abort, &mut out);
         self.finish_with(m, out);
@@ -435,6 +444,7 @@ impl BuiltinStreamFn {
             result: None,
             signal: self.signal.clone(),
             api_key,
+            redact: self.redact.clone(),
             copy: self.copy.clone(),
             assign_meta: self.assign_meta.clone(),
             updates: self.updates.clone(),
@@ -679,7 +689,12 @@ impl StreamFn for BuiltinStreamFn {
                         });
                     let max_delay = number(&self.config, "maxRetryDelayMs").unwrap_or(60_000.0);
                     if let Some(ms) = after.filter(|ms| max_delay > 0.0 && *ms > max_delay) {
-                        let text = response.text().await.unwrap_or_default();
+                        // Hidden before the text is cut, so a cut through the key cannot leave part of it.
+                        let text = redact(
+                            &self.redact,
+                            &response.text().await.unwrap_or_default(),
+                            api_key.as_deref(),
+                        );
                         let message = format!(
                             "Server requested {}s retry delay (max: {}s). {}",
                             to_js_string((ms / 1000.0).ceil()),
@@ -697,7 +712,12 @@ impl StreamFn for BuiltinStreamFn {
                     attempt += 1;
                     continue;
                 }
-                let text = response.text().await.unwrap_or_default();
+                // Hidden before the text is cut, so a cut through the key cannot leave part of it.
+                let text = redact(
+                    &self.redact,
+                    &response.text().await.unwrap_or_default(),
+                    api_key.as_deref(),
+                );
                 let message = api_http_error(api, model, response.status, &text);
                 return Ok(self.fail_early(model, &message, api_key));
             };
@@ -721,7 +741,12 @@ impl StreamFn for BuiltinStreamFn {
             // A 200 that is not an event stream (a proxy's JSON or HTML page) is named as such.
             let kind = response.header("content-type").unwrap_or_default();
             if kind.contains("application/json") || kind.contains("text/html") {
-                let text = response.text().await.unwrap_or_default();
+                // Hidden before the text is cut, so a cut through the key cannot leave part of it.
+                let text = redact(
+                    &self.redact,
+                    &response.text().await.unwrap_or_default(),
+                    api_key.as_deref(),
+                );
                 let message = format!(
                     "Expected an event stream, got {kind}: {}",
                     cut(text.trim(), 300)

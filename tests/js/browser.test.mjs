@@ -135,6 +135,8 @@ test('browser: a chunk that fails to load rejects with wasm_load_failed, and the
     ${RUN_ONCE}
     const first = await run().then(() => 'ran', failure);
     const ready = await pkg.ready().then(() => 'ready', failure);
+    let decoder;
+    try { new pkg.SseDecoder(); } catch (e) { decoder = failure(e); }
     // The stream function encodes the failure in its stream, as pi's contract asks.
     const agent = new pkg.Agent({ initialState: { model: { id: 'm', api: 'openai-completions', provider: 'p', baseUrl: 'http://127.0.0.1:9/v1' } } });
     await agent.prompt('hi');
@@ -142,7 +144,7 @@ test('browser: a chunk that fails to load rejects with wasm_load_failed, and the
     const direct = await pkg.streamSimple({ id: 'm', api: 'openai-completions', provider: 'p', baseUrl: 'http://127.0.0.1:9/v1' }, { messages: [] }, {}).result();
     await fetch('/__unblock');
     const second = await run().then((m) => m.length, failure);
-    window.__r = { first, ready, second, agentError, direct: { stopReason: direct.stopReason, errorMessage: direct.errorMessage, model: direct.model } };
+    window.__r = { first, ready, decoder, second, agentError, direct: { stopReason: direct.stopReason, errorMessage: direct.errorMessage, model: direct.model } };
   `,
     {
       setup: (page) =>
@@ -160,6 +162,8 @@ test('browser: a chunk that fails to load rejects with wasm_load_failed, and the
   assert.match(r.first.message, /could not load its WebAssembly module/);
   assert.match(r.first.message, /wasm-inline\.js/);
   assert.equal(r.ready.code, 'wasm_load_failed');
+  // Not "still loading": the load failed, and the decoder says so.
+  assert.deepEqual(r.decoder, r.ready);
   assert.equal(r.agentError, r.first.message);
   assert.deepEqual(r.direct, { stopReason: 'error', errorMessage: r.first.message, model: 'm' });
   assert.equal(r.second, 2);

@@ -140,3 +140,26 @@ test('a Worker has no global environment: the key comes from its env, as apiKey,
     await llm.close();
   }
 });
+
+test('a Worker bundled without the workerd condition gets an error that says to bundle with wrangler (issue 11)', async () => {
+  // esbuild for the browser platform picks the browser entry, which compiles the .wasm from
+  // bytes; workerd refuses that. The error must name the fix, not a browser's.
+  const { build } = await import('esbuild');
+  const dir = installed.dir;
+  await writeFile(
+    join(dir, 'misbundled.mjs'),
+    `import { ready } from 'pi-agent-wasm';
+export default { async fetch() { return ready().then(() => new Response('loaded'), (e) => Response.json({ code: e.code, message: e.message })); } };
+`,
+  );
+  await build({ entryPoints: [join(dir, 'misbundled.mjs')], bundle: true, format: 'esm', platform: 'browser', outfile: join(dir, 'misbundled/worker.js'), logLevel: 'silent' });
+  const worker = new Miniflare({ scriptPath: join(dir, 'misbundled/worker.js'), modules: true, modulesRoot: join(dir, 'misbundled'), compatibilityDate: COMPAT_DATE });
+  try {
+    const body = await (await worker.dispatchFetch('http://localhost/')).json();
+    assert.equal(body.code, 'wasm_load_failed');
+    assert.match(body.message, /bundle with wrangler/);
+    assert.doesNotMatch(body.message, /Content-Security-Policy/);
+  } finally {
+    await worker.dispose();
+  }
+});
