@@ -1,7 +1,8 @@
 // Consumer projects: the package the way users put it in their apps. Each folder here is a
 // small app with pinned tools and a committed lockfile (installed by scripts/setup.sh):
 // Vite 5, 6 and 8 (`vite build` and the dev server), esbuild, Rollup and webpack browser
-// bundles, a wrangler-bundled Worker, and Node apps (ESM, CommonJS, bundled by esbuild).
+// bundles, a wrangler-bundled Worker, Node apps (ESM, CommonJS, bundled by esbuild), and a
+// vitest unit test in the jsdom environment.
 // Every app imports from 'pi-agent-wasm' by name, as a user writes it, and runs an `Agent`
 // with a calculator tool against a local OpenAI-compatible server with the built-in
 // stream; each test checks that the tool ran with the streamed arguments and that the
@@ -20,7 +21,7 @@ import { startOpenAIServer, textChunks, toolCallChunks } from '../js/shared/open
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const project = (name) => join(here, name);
-const PROJECTS = ['vite5', 'vite6', 'vite8', 'esbuild', 'rollup', 'webpack', 'wrangler', 'node-esm', 'node-cjs', 'node-esbuild'];
+const PROJECTS = ['vite5', 'vite6', 'vite8', 'esbuild', 'rollup', 'webpack', 'wrangler', 'node-esm', 'node-cjs', 'node-esbuild', 'vitest-jsdom'];
 
 const EXPECTED_TOOLS = ['calc {"a":17,"b":23} = 391'];
 const EXPECTED_ANSWER = '17*23 = 391';
@@ -128,6 +129,12 @@ async function startModel() {
 function assertToolRun(llm, { tools, answer }) {
   assert.deepEqual(tools, EXPECTED_TOOLS);
   assert.equal(answer.trim(), EXPECTED_ANSWER);
+  assertModelSawToolRun(llm);
+}
+
+/** The model server's view of a run: a streamed request with the app's tool, then one that
+ * carries the tool's result. */
+function assertModelSawToolRun(llm) {
   assert.equal(llm.requests.length, 2);
   const [first, second] = llm.requests.map((r) => r.body);
   assert.equal(first.stream, true);
@@ -384,6 +391,18 @@ describe('consumer projects import pi-agent-wasm by name and run a tool-using ag
 
   test('node: a CommonJS app require()s the package', async () => {
     await runNodeApp(project('node-cjs'), 'main.js');
+  });
+
+  test('vitest run (default config): a unit test in the jsdom environment runs the agent', async () => {
+    const llm = await startModel();
+    try {
+      const out = await run(bin('vitest-jsdom', 'vitest'), ['run'], { cwd: project('vitest-jsdom'), env: { LLM_BASE_URL: llm.baseUrl } });
+      assert.match(out, /Test Files\s+1 passed \(1\)/, out);
+      assert.match(out, /Tests\s+1 passed \(1\)/, out);
+      assertModelSawToolRun(llm);
+    } finally {
+      await llm.close();
+    }
   });
 
   test('node: an app bundled by esbuild --platform=node (esm and cjs), run without node_modules', async (t) => {
