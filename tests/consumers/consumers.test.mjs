@@ -297,6 +297,7 @@ const configFiles = async (dir) => (await readdir(dir)).filter((f) => /^(vite|vi
 /** The one line a Vite 5, 6 or 7 app that starts a module worker needs: workers are built as
  * ES modules, which can hold the lazily imported chunk that carries the .wasm. */
 const WORKER_FORMAT_LINE = "export default { worker: { format: 'es' } };";
+const IIFE_WORKER_ERROR = 'Invalid value "iife" for option "worker.format" - UMD and IIFE output formats are not supported for code-splitting builds';
 
 test('the Web Worker apps of vite6 and vite8 are one app; only Vite 6 has a config, the one worker.format line', async () => {
   for (const file of ['index.html', 'src/page.js', 'src/agent-worker.js']) {
@@ -339,11 +340,31 @@ async function viteDevAndRun(name, { app = null, worker } = {}) {
   }
 }
 
+/** Shows that a project's worker app needs its config's one line: the same app with no
+ * config file, as a user who has not added it has it, fails `vite build` with Rollup's
+ * error. (In the project's folder, so that its node_modules resolve; after its dev servers
+ * stopped, whose watcher would see the copy.) */
+async function viteBuildFailsWithoutConfig(name) {
+  const dir = project(name);
+  const app = await mkdtemp(join(dir, '.worker-without-config-'));
+  try {
+    await cp(join(dir, 'worker/index.html'), join(app, 'index.html'));
+    await cp(join(dir, 'worker/src'), join(app, 'src'), { recursive: true });
+    assert.deepEqual(await configFiles(app), []);
+    await assert.rejects(run(bin(name, 'vite'), ['build', app], { cwd: dir }), (error) => {
+      assert.ok(error.message.includes(IIFE_WORKER_ERROR), error.message);
+      return true;
+    });
+  } finally {
+    await rm(app, { recursive: true, force: true });
+  }
+}
+
 /** The projects with a second app in `worker/` (its own Vite root, one page) that runs the
  * agent in a module Web Worker. Vite 6 builds it with `worker.format` 'es' (its config's one
  * line), so the .wasm stays in a lazy chunk; Vite 8 builds workers as IIFE by default and
  * puts the lazily imported chunk inside the worker's bundle. */
-const WORKER_APPS = { vite6: { lazyChunk: true }, vite8: { lazyChunk: false } };
+const WORKER_APPS = { vite6: { lazyChunk: true, formatLine: true }, vite8: { lazyChunk: false, formatLine: false } };
 const AGENT_WORKER = /\/agent-worker[^/]*\.js(\?|$)/;
 
 describe('consumer projects import pi-agent-wasm by name and run a tool-using agent', { concurrency: 3 }, () => {
@@ -357,6 +378,9 @@ describe('consumer projects import pi-agent-wasm by name and run a tool-using ag
       // One after the other: the two apps share the project's dep optimizer cache.
       await t.test('worker app: vite build worker', (t) => viteBuildAndRun(t, name, { app: 'worker', lazyChunk: workerApp.lazyChunk, worker: AGENT_WORKER }));
       await t.test('worker app: vite dev server', () => viteDevAndRun(name, { app: 'worker', worker: AGENT_WORKER }));
+      if (workerApp.formatLine) {
+        await t.test('worker app without its vite.config.js: vite build fails (IIFE workers cannot split)', () => viteBuildFailsWithoutConfig(name));
+      }
     });
   }
 
