@@ -33,9 +33,10 @@ if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_m
   cp package-lock.json node_modules/.setup-lock
 fi
 
-# 3b. The consumer projects (tests/consumers/*: Vite, esbuild, Rollup, webpack, wrangler and
-#     Node apps), each from its own committed lockfile. The package itself is not in their
-#     lockfiles: the consumer test puts a freshly packed copy into their node_modules.
+# 3b. The consumer projects (tests/consumers/*: Vite, esbuild, Rollup, webpack, wrangler,
+#     Node apps, vitest with jsdom), each from its own committed lockfile. The package itself
+#     is not in their lockfiles: the consumer test puts a freshly packed copy into their
+#     node_modules.
 for lock in tests/consumers/*/package-lock.json; do
   dir=$(dirname "$lock")
   if ! cmp -s "$lock" "$dir/node_modules/.setup-lock"; then

@@ -81,7 +81,8 @@ echo "tsc --noEmit: ok"
 run js-tests node --test --test-concurrency=2 tests/js/
 
 # The package as users install it, in real consumer projects (tests/consumers/*): Vite 5/6/8
-# build and dev server, esbuild, Rollup, webpack, a wrangler Worker, Node ESM/CJS/bundled.
+# build and dev server (in 6 and 8 also the agent in a module Web Worker), esbuild, Rollup,
+# webpack, a wrangler Worker, Node ESM/CJS/bundled, and vitest with jsdom.
 start=$(date +%s)
 run consumers node --test tests/consumers/consumers.test.mjs
 echo "consumer projects took $(( $(date +%s) - start )) s"

@@ -1,7 +1,9 @@
 // Consumer projects: the package the way users put it in their apps. Each folder here is a
 // small app with pinned tools and a committed lockfile (installed by scripts/setup.sh):
-// Vite 5, 6 and 8 (`vite build` and the dev server), esbuild, Rollup and webpack browser
-// bundles, a wrangler-bundled Worker, and Node apps (ESM, CommonJS, bundled by esbuild).
+// Vite 5, 6 and 8 (`vite build` and the dev server; in Vite 6 and 8 also an app that runs
+// the agent in a module Web Worker), esbuild, Rollup and webpack browser bundles, a
+// wrangler-bundled Worker, Node apps (ESM, CommonJS, bundled by esbuild), and a vitest unit
+// test in the jsdom environment.
 // Every app imports from 'pi-agent-wasm' by name, as a user writes it, and runs an `Agent`
 // with a calculator tool against a local OpenAI-compatible server with the built-in
 // stream; each test checks that the tool ran with the streamed arguments and that the
@@ -20,7 +22,7 @@ import { startOpenAIServer, textChunks, toolCallChunks } from '../js/shared/open
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const project = (name) => join(here, name);
-const PROJECTS = ['vite5', 'vite6', 'vite8', 'esbuild', 'rollup', 'webpack', 'wrangler', 'node-esm', 'node-cjs', 'node-esbuild'];
+const PROJECTS = ['vite5', 'vite6', 'vite8', 'esbuild', 'rollup', 'webpack', 'wrangler', 'node-esm', 'node-cjs', 'node-esbuild', 'vitest-jsdom'];
 
 const EXPECTED_TOOLS = ['calc {"a":17,"b":23} = 391'];
 const EXPECTED_ANSWER = '17*23 = 391';
@@ -128,6 +130,12 @@ async function startModel() {
 function assertToolRun(llm, { tools, answer }) {
   assert.deepEqual(tools, EXPECTED_TOOLS);
   assert.equal(answer.trim(), EXPECTED_ANSWER);
+  assertModelSawToolRun(llm);
+}
+
+/** The model server's view of a run: a streamed request with the app's tool, then one that
+ * carries the tool's result. */
+function assertModelSawToolRun(llm) {
   assert.equal(llm.requests.length, 2);
   const [first, second] = llm.requests.map((r) => r.body);
   assert.equal(first.stream, true);
@@ -149,11 +157,13 @@ function reportSizes(t, label, output, pattern) {
 
 /**
  * Opens an app page in Chromium and waits for the agent run to finish. Checks that the page
- * had no errors and that it loaded the packed .wasm: some script it fetched carries the
- * packed inline copy, in a chunk of its own when `lazyChunk` (fetched on first use), else
- * inside the one bundle.
+ * (and its workers) had no errors and that it loaded the packed .wasm: some script it
+ * fetched carries the packed inline copy, in a chunk of its own when `lazyChunk` (fetched on
+ * first use), else inside the one bundle. With `worker` (a pattern of the worker script's
+ * URL), the agent must have run in the page's one Web Worker: the worker, not the page,
+ * called the model server.
  */
-async function runPage(url, { lazyChunk }) {
+async function runPage(url, { lazyChunk, worker = null }) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const problems = [];
@@ -184,6 +194,15 @@ async function runPage(url, { lazyChunk }) {
       assert.ok(code.length < inlineBase64.length + 4096, `${carriers[0].url} holds more than the .wasm`);
       assert.ok(bodies.length > 1);
     }
+    if (worker) {
+      const workers = page.workers();
+      assert.equal(workers.length, 1, `workers: ${workers.map((w) => w.url())}`);
+      assert.match(workers[0].url(), worker);
+      const modelCalls = (target) => target.evaluate(() => performance.getEntriesByType('resource')
+        .map((e) => e.name).filter((name) => name.endsWith('/chat/completions')));
+      assert.equal((await modelCalls(workers[0])).length, 2);
+      assert.deepEqual(await modelCalls(page), []);
+    }
     return { ...shown, carrier: carriers[0].url };
   } finally {
     await context.close();
@@ -205,13 +224,14 @@ async function freePort() {
   return port;
 }
 
-/** Starts `vite` (the dev server, default config) in a project; resolves once it listens. */
-async function startViteDev(name) {
+/** Starts `vite` (the dev server) in a project, for the app in its folder `app` (the Vite
+ * root; the project's own folder by default); resolves once it listens. */
+async function startViteDev(name, app = null) {
   // Vite keys its optimized-deps cache on the lockfile, which the tarball extraction does
   // not change: start from none, as after a fresh install.
   await rm(join(project(name), 'node_modules/.vite'), { recursive: true, force: true });
   const port = await freePort();
-  const child = spawn(bin(name, 'vite'), ['--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
+  const child = spawn(bin(name, 'vite'), [...(app ? [app] : []), '--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
     cwd: project(name),
     env: { ...process.env, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -240,11 +260,11 @@ async function startViteDev(name) {
 }
 
 /** Serves a build (`root`) statically and runs its `page` in Chromium. */
-async function buildAndRun({ root, page, lazyChunk }) {
+async function buildAndRun({ root, page, lazyChunk, worker }) {
   const llm = await startModel();
   const site = await startStaticServer(root);
   try {
-    const shown = await runPage(`${site.url}/${page}?llm=${encodeURIComponent(llm.baseUrl)}`, { lazyChunk });
+    const shown = await runPage(`${site.url}/${page}?llm=${encodeURIComponent(llm.baseUrl)}`, { lazyChunk, worker });
     assertToolRun(llm, shown);
   } finally {
     await site.close();
@@ -271,31 +291,96 @@ test('the browser projects build one and the same app (src/main.js), as the READ
   }
 });
 
+/** The config files (of Vite or vitest) in a folder. */
+const configFiles = async (dir) => (await readdir(dir)).filter((f) => /^(vite|vitest)\.config\./.test(f));
+
+/** The one line a Vite 5, 6 or 7 app that starts a module worker needs: workers are built as
+ * ES modules, which can hold the lazily imported chunk that carries the .wasm. */
+const WORKER_FORMAT_LINE = "export default { worker: { format: 'es' } };";
+const IIFE_WORKER_ERROR = 'Invalid value "iife" for option "worker.format" - UMD and IIFE output formats are not supported for code-splitting builds';
+
+test('the Web Worker apps of vite6 and vite8 are one app; only Vite 6 has a config, the one worker.format line', async () => {
+  for (const file of ['index.html', 'src/page.js', 'src/agent-worker.js']) {
+    assert.equal(await readFile(join(project('vite6'), 'worker', file), 'utf8'), await readFile(join(project('vite8'), 'worker', file), 'utf8'), `worker/${file} differs`);
+  }
+  const config = await readFile(join(project('vite6'), 'worker/vite.config.js'), 'utf8');
+  assert.deepEqual(config.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('//')), [WORKER_FORMAT_LINE]);
+  assert.deepEqual(await configFiles(join(project('vite6'), 'worker')), ['vite.config.js']);
+  // Everything else runs on the tools' defaults.
+  for (const dir of ['vite5', 'vite6', 'vite8', 'vite8/worker', 'vitest-jsdom']) {
+    assert.deepEqual(await configFiles(project(dir)), [], `tests/consumers/${dir} has a config file`);
+  }
+});
+
+/** `vite build` of the app in a project's folder `app` (the project's own folder when
+ * null), served statically and run in Chromium. */
+async function viteBuildAndRun(t, name, { app = null, lazyChunk, worker }) {
+  const dir = project(name);
+  const root = app ? join(dir, app) : dir;
+  await rm(join(root, 'dist'), { recursive: true, force: true });
+  const out = await run(bin(name, 'vite'), ['build', ...(app ? [app] : [])], { cwd: dir });
+  assert.doesNotMatch(out, /warn|\(!\)/i, out);
+  reportSizes(t, `${name} build${app ? ` ${app}` : ''}`, out, /^(\w+\/)?dist\/.*kB/);
+  await buildAndRun({ root: join(root, 'dist'), page: 'index.html', lazyChunk, worker });
+}
+
+/** The Vite dev server for the app in a project's folder `app`, its page run in Chromium. */
+async function viteDevAndRun(name, { app = null, worker } = {}) {
+  const llm = await startModel();
+  const server = await startViteDev(name, app);
+  try {
+    const shown = await runPage(`${server.url}?llm=${encodeURIComponent(llm.baseUrl)}`, { lazyChunk: true, worker });
+    assertToolRun(llm, shown);
+    // The package went through the dep optimizer, as it does for every user.
+    assert.match(shown.carrier, /\/node_modules\/\.vite\/deps\/wasm-inline[^/]*\.js/);
+    assert.doesNotMatch(server.log(), /error|warn/i, server.log());
+  } finally {
+    await server.stop();
+    await llm.close();
+  }
+}
+
+/** Shows that a project's worker app needs its config's one line: the same app with no
+ * config file, as a user who has not added it has it, fails `vite build` with Rollup's
+ * error. (In the project's folder, so that its node_modules resolve; after its dev servers
+ * stopped, whose watcher would see the copy.) */
+async function viteBuildFailsWithoutConfig(name) {
+  const dir = project(name);
+  const app = await mkdtemp(join(dir, '.worker-without-config-'));
+  try {
+    await cp(join(dir, 'worker/index.html'), join(app, 'index.html'));
+    await cp(join(dir, 'worker/src'), join(app, 'src'), { recursive: true });
+    assert.deepEqual(await configFiles(app), []);
+    await assert.rejects(run(bin(name, 'vite'), ['build', app], { cwd: dir }), (error) => {
+      assert.ok(error.message.includes(IIFE_WORKER_ERROR), error.message);
+      return true;
+    });
+  } finally {
+    await rm(app, { recursive: true, force: true });
+  }
+}
+
+/** The projects with a second app in `worker/` (its own Vite root, one page) that runs the
+ * agent in a module Web Worker. Vite 6 builds it with `worker.format` 'es' (its config's one
+ * line), so the .wasm stays in a lazy chunk; Vite 8 builds workers as IIFE by default and
+ * puts the lazily imported chunk inside the worker's bundle. */
+const WORKER_APPS = { vite6: { lazyChunk: true, formatLine: true }, vite8: { lazyChunk: false, formatLine: false } };
+const AGENT_WORKER = /\/agent-worker[^/]*\.js(\?|$)/;
+
 describe('consumer projects import pi-agent-wasm by name and run a tool-using agent', { concurrency: 3 }, () => {
   for (const name of ['vite5', 'vite6', 'vite8']) {
-    test(`${name}: vite build (served statically) and the vite dev server`, async (t) => {
-      await t.test('vite build', async (t) => {
-        const dir = project(name);
-        await rm(join(dir, 'dist'), { recursive: true, force: true });
-        const out = await run(bin(name, 'vite'), ['build'], { cwd: dir });
-        assert.doesNotMatch(out, /warn|\(!\)/i, out);
-        reportSizes(t, `${name} build`, out, /^dist\/.*kB/);
-        await buildAndRun({ root: join(dir, 'dist'), page: 'index.html', lazyChunk: true });
-      });
-      await t.test('vite dev server (dep optimizer on)', async () => {
-        const llm = await startModel();
-        const server = await startViteDev(name);
-        try {
-          const shown = await runPage(`${server.url}?llm=${encodeURIComponent(llm.baseUrl)}`, { lazyChunk: true });
-          assertToolRun(llm, shown);
-          // The package went through the dep optimizer, as it does for every user.
-          assert.match(shown.carrier, /\/node_modules\/\.vite\/deps\/wasm-inline[^/]*\.js/);
-          assert.doesNotMatch(server.log(), /error|warn/i, server.log());
-        } finally {
-          await server.stop();
-          await llm.close();
-        }
-      });
+    const workerApp = WORKER_APPS[name];
+    const title = workerApp ? ', for the page app and the Web Worker app (worker/)' : '';
+    test(`${name}: vite build (served statically) and the vite dev server${title}`, async (t) => {
+      await t.test('vite build', (t) => viteBuildAndRun(t, name, { lazyChunk: true }));
+      await t.test('vite dev server (dep optimizer on)', () => viteDevAndRun(name));
+      if (!workerApp) return;
+      // One after the other: the two apps share the project's dep optimizer cache.
+      await t.test('worker app: vite build worker', (t) => viteBuildAndRun(t, name, { app: 'worker', lazyChunk: workerApp.lazyChunk, worker: AGENT_WORKER }));
+      await t.test('worker app: vite dev server', () => viteDevAndRun(name, { app: 'worker', worker: AGENT_WORKER }));
+      if (workerApp.formatLine) {
+        await t.test('worker app without its vite.config.js: vite build fails (IIFE workers cannot split)', () => viteBuildFailsWithoutConfig(name));
+      }
     });
   }
 
@@ -384,6 +469,18 @@ describe('consumer projects import pi-agent-wasm by name and run a tool-using ag
 
   test('node: a CommonJS app require()s the package', async () => {
     await runNodeApp(project('node-cjs'), 'main.js');
+  });
+
+  test('vitest run (default config): a unit test in the jsdom environment runs the agent', async () => {
+    const llm = await startModel();
+    try {
+      const out = await run(bin('vitest-jsdom', 'vitest'), ['run'], { cwd: project('vitest-jsdom'), env: { LLM_BASE_URL: llm.baseUrl } });
+      assert.match(out, /Test Files\s+1 passed \(1\)/, out);
+      assert.match(out, /Tests\s+1 passed \(1\)/, out);
+      assertModelSawToolRun(llm);
+    } finally {
+      await llm.close();
+    }
   });
 
   test('node: an app bundled by esbuild --platform=node (esm and cjs), run without node_modules', async (t) => {
