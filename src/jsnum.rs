@@ -92,6 +92,19 @@ pub fn is_js_blank(s: &str) -> bool {
     s.chars().all(is_js_whitespace)
 }
 
+/// Whether a JSON value is truthy in JS: not `null`, `false`, `0` or `""` (JSON has no NaN
+/// or undefined).
+pub fn is_truthy(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
 /// `Number(s)` (ECMAScript StringToNumber): whitespace trimmed, `""` is 0, `0x`/`0o`/`0b`
 /// literals, `Infinity`, decimal literals; anything else is NaN.
 pub fn from_js_string(s: &str) -> f64 {

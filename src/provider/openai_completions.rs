@@ -59,6 +59,9 @@ struct Wire<'a> {
     /// The first choice (the others are skipped without being kept).
     #[serde(borrow, default, rename = "choices", deserialize_with = "first")]
     choice: Option<WireChoice<'a>>,
+    /// An error reported inside the stream (OpenRouter and other proxies do).
+    #[serde(default)]
+    error: Option<Value>,
 }
 
 /// The first element of an array, the rest skipped; `null` as none.
@@ -173,8 +176,34 @@ impl<'a> Wire<'a> {
             model: text(chunk, "model"),
             usage: chunk.get("usage").cloned(),
             choice,
+            error: chunk.get("error").cloned(),
         })
     }
+}
+
+/// The message of an error a chunk reports, worded as pi-ai's client words it: the error's
+/// `message` (a string as is, else as JSON), else the whole error as JSON; then the
+/// provider's `metadata.raw` on a line of its own, when it adds anything. `None` when the
+/// chunk reports none (`error` absent or falsy, as JS tests it).
+fn stream_error(error: Option<&Value>) -> Option<String> {
+    let error = error.filter(|e| crate::jsnum::is_truthy(e))?;
+    let mut text = match error.get("message").filter(|m| crate::jsnum::is_truthy(m)) {
+        Some(Value::String(m)) => m.clone(),
+        Some(m) => crate::jsnum::json_stringify(m),
+        None => crate::jsnum::json_stringify(error),
+    };
+    let raw = match error.get("metadata").and_then(|m| m.get("raw")) {
+        Some(Value::String(r)) if !r.is_empty() => Some(r.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::Bool(true)) => Some("true".into()),
+        Some(Value::Object(_)) => Some("[object Object]".into()),
+        _ => None,
+    };
+    if let Some(raw) = raw.filter(|r| !text.contains(r.as_str())) {
+        text.push('\n');
+        text.push_str(&raw);
+    }
+    Some(text)
 }
 
 /// pi-ai's `mapStopReason`.
@@ -277,18 +306,26 @@ impl ChatCompletionsDecoder {
         out: &mut Vec<AssistantMessageEvent>,
     ) -> Result<(), String> {
         if let Ok(wire) = serde_json::from_str::<Wire>(data) {
-            self.apply(wire, out);
-            return Ok(());
+            return self.apply(wire, out);
         }
         let chunk: Value = serde_json::from_str(data)
             .map_err(|e| format!("Malformed JSON in stream event: {e}"))?;
-        if let Some(wire) = Wire::lenient(&chunk) {
-            self.apply(wire, out);
+        match Wire::lenient(&chunk) {
+            Some(wire) => self.apply(wire, out),
+            None => Ok(()),
         }
-        Ok(())
     }
 
-    fn apply(&mut self, chunk: Wire<'_>, out: &mut Vec<AssistantMessageEvent>) {
+    /// `Err` when the chunk reports an error: the response ends with its message and what
+    /// came before, and nothing else of that chunk is applied (pi-ai's client throws on it).
+    fn apply(
+        &mut self,
+        chunk: Wire<'_>,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<(), String> {
+        if let Some(message) = stream_error(chunk.error.as_ref()) {
+            return Err(message);
+        }
         if !self.has_response_id {
             if let Some(id) = chunk.id.filter(|s| !s.is_empty()) {
                 self.set("responseId", id.as_ref().into());
@@ -306,7 +343,7 @@ impl ChatCompletionsDecoder {
             self.set("usage", self.usage(&u));
         }
         let Some(choice) = chunk.choice else {
-            return;
+            return Ok(());
         };
         if usage_missing {
             // Some providers (Moonshot) put usage on the choice.
@@ -324,7 +361,7 @@ impl ChatCompletionsDecoder {
             self.has_finish_reason = true;
         }
         let Some(delta) = choice.delta else {
-            return;
+            return Ok(());
         };
         // Reasoning before content: some proxies send both in one delta.
         let reasoning = [
@@ -384,6 +421,7 @@ impl ChatCompletionsDecoder {
         for call in delta.tool_calls.into_iter().flatten() {
             self.tool_call_delta(call, out);
         }
+        Ok(())
     }
 
     fn tool_call_delta(&mut self, call: WireCall<'_>, out: &mut Vec<AssistantMessageEvent>) {

@@ -383,3 +383,25 @@ test('a body chunk that is not bytes ends the response with an error naming it, 
   assert.equal(result.stopReason, 'error');
   assert.match(result.errorMessage, /chunk that is not bytes \(a string\)/);
 });
+
+test('an error reported inside the stream (OpenRouter and other proxies) ends the response with its text, as pi-ai', async () => {
+  const base = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm' };
+  const hi = { ...base, choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }] };
+  const shapes = {
+    'error beside a choice': [hi, { ...base, error: { message: 'Provider returned error: upstream overloaded', code: 502, metadata: { raw: 'raw upstream text' } }, choices: [{ index: 0, delta: { content: ' lost' }, finish_reason: 'error' }] }],
+    'error alone': [hi, { error: { message: 'overloaded', type: 'server_error' } }],
+    'a string error': [{ ...base, error: 'plain string error' }],
+    'an error without a message': [{ ...base, error: { code: 500 } }],
+    'a null error (none)': [{ ...hi, error: null }, { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }],
+  };
+  for (const [name, chunks] of Object.entries(shapes)) {
+    const text = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n';
+    const server = await serve((_n, _b, _req, res) => writeSse(res, text));
+    servers.push(server);
+    const model = { ...baseModel, baseUrl: server.baseUrl };
+    const ctx = { messages: [{ role: 'user', content: 'go', timestamp: 1 }] };
+    const ours = await streamSimple(model, ctx, { apiKey: KEY }).result();
+    const theirs = await piStreamSimple({ ...model }, ctx, { apiKey: KEY }).result();
+    assert.deepEqual(normalize(ours), normalize(theirs), name);
+  }
+});
