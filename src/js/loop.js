@@ -57,9 +57,12 @@ class Response {
     const started = this.#started;
     for (;;) {
       const step = await iterator.next();
+      // As `for await` in pi: a result that is no object, or an event that is none, rejects
+      // the run (skipping either would spin forever on a stream that keeps giving them).
+      if (step === null || typeof step !== 'object') throw new TypeError(`Iterator result ${String(step)} is not an object`);
       if (step.done) return FINISHED;
       const event = step.value;
-      switch (event?.type) {
+      switch (event.type) {
         case 'start':
           this.#started = true;
           return event.partial;

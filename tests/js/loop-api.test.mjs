@@ -311,3 +311,18 @@ test('L-14/L-16/L-22: EventStream and AssistantMessageEventStream semantics', as
   assert.deepEqual(items, [1]);
   assert.equal(await plain.result(), 'r');
 });
+
+test('a stream whose iterator gives non-objects or empty results rejects the run as pi does, never spins', async () => {
+  const pi = await import('@earendil-works/pi-agent-core');
+  const ours = await import('pi-agent-wasm');
+  for (const result of [42, null, 'x', {}]) {
+    const streamFn = () => ({ [Symbol.asyncIterator]: () => ({ next: async () => result }), result: async () => A([]) });
+    const outcome = async (impl) => {
+      // A timer that must still fire: a spinning loop would starve it and the test would hang.
+      const timer = new Promise((resolve) => setTimeout(resolve, 2000, 'hung'));
+      const run = impl.runAgentLoop([user('hi')], { messages: [] }, baseConfig, () => {}, undefined, streamFn).then(() => 'resolved', (e) => `${e.constructor.name}: ${e.message}`);
+      return Promise.race([run, timer]);
+    };
+    assert.equal(await outcome(ours), await outcome(pi), `iterator result ${JSON.stringify(result)}`);
+  }
+});
