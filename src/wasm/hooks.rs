@@ -37,7 +37,7 @@ pub fn rejected(e: Error) -> Thrown {
 
 /// A JS array of messages, each converted once (identity kept), per the hook policy.
 pub fn js_messages(table: &Table, hook: &str, v: &JsValue) -> Result<Vec<AgentMessage>, Thrown> {
-    if !Array::is_array(v) {
+    if !super::js::is_array(v) {
         return Err(rejected(hook_values::not_an_array(hook, describe(v))));
     }
     let arr: &Array = v.unchecked_ref();
@@ -76,7 +76,7 @@ pub fn context_from_js(
     )?;
     let tools_js = get(js, "tools");
     let mut tools: Vec<Rc<dyn Tool>> = Vec::new();
-    if Array::is_array(&tools_js) {
+    if super::js::is_array(&tools_js) {
         for t in tools_js.unchecked_ref::<Array>().iter() {
             let tool = JsTool::new(t, signal.clone(), table.clone())
                 .map_err(|e| rejected(Error::InvalidInput(e)))?;

@@ -22,9 +22,14 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = String)]
     fn js_string(value: &JsValue) -> Result<JsValue, JsValue>;
 
-    /// `Object.prototype.toString.call(value)`, which never throws.
-    #[wasm_bindgen(js_namespace = ["Object", "prototype", "toString"], js_name = call)]
-    fn object_tag(value: &JsValue) -> JsValue;
+    /// `Object.prototype.toString.call(value)`, which throws for a revoked Proxy or a
+    /// throwing `Symbol.toStringTag` getter.
+    #[wasm_bindgen(catch, js_namespace = ["Object", "prototype", "toString"], js_name = call)]
+    fn object_tag(value: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// `Array.isArray(value)`, which throws for a revoked Proxy.
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
+    fn is_array_checked(value: &JsValue) -> Result<bool, JsValue>;
 
     /// `JSON.stringify(value)`, which throws on cycles and BigInt.
     #[wasm_bindgen(catch, js_namespace = JSON, js_name = stringify)]
@@ -34,8 +39,14 @@ extern "C" {
 /// The text pi uses for a thrown value: `error.message` for an `Error`, else `String(error)`
 /// (which itself may throw, for a symbol-keyed `toString` trap, say).
 pub fn error_text(e: &JsValue) -> String {
-    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
-        return String::from(err.message());
+    if e.dyn_ref::<js_sys::Error>().is_some() {
+        // Read through `catch`: a Proxy of an Error may throw from its `get` trap.
+        if let Some(message) = Reflect::get(e, &JsValue::from_str("message"))
+            .ok()
+            .and_then(|m| m.as_string())
+        {
+            return message;
+        }
     }
     if let Some(s) = e.as_string() {
         return s;
@@ -50,7 +61,7 @@ pub fn error_text(e: &JsValue) -> String {
     js_string(e)
         .ok()
         .and_then(|s| s.as_string())
-        .or_else(|| object_tag(e).as_string())
+        .or_else(|| object_tag(e).ok().and_then(|t| t.as_string()))
         .unwrap_or_else(|| "[unprintable value]".into())
 }
 
@@ -195,13 +206,18 @@ pub fn from_json(v: &Value) -> JsValue {
     }
 }
 
+/// `Array.isArray(v)`; a value that throws on the question (a revoked Proxy) is no array.
+pub fn is_array(v: &JsValue) -> bool {
+    is_array_checked(v).unwrap_or(false)
+}
+
 /// `typeof`-style description for error messages.
 pub fn describe(v: &JsValue) -> &'static str {
     if v.is_undefined() {
         "undefined"
     } else if v.is_null() {
         "null"
-    } else if Array::is_array(v) {
+    } else if is_array(v) {
         "an array"
     } else if v.is_function() {
         "a function"

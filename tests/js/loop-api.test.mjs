@@ -326,3 +326,29 @@ test('a stream whose iterator gives non-objects or empty results rejects the run
     assert.equal(await outcome(ours), await outcome(pi), `iterator result ${JSON.stringify(result)}`);
   }
 });
+
+test('thrown values that cannot even be printed (revoked Proxy, throwing traps) never crash the process', async () => {
+  // Object.prototype.toString and String() both throw on these; the glue used to call the
+  // former unguarded, and the exception escaped every handler (an uncaught error in Node).
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  const unprintable = {
+    'a revoked Proxy': revoked.proxy,
+    'a Proxy whose get trap throws': new Proxy({}, { get() { throw new Error('trap'); } }),
+    'a throwing Symbol.toStringTag': { get [Symbol.toStringTag]() { throw 1; } },
+    'a Proxy of an Error whose get trap throws': new Proxy(new Error('x'), { get() { throw new Error('trap'); } }),
+  };
+  for (const [name, value] of Object.entries(unprintable)) {
+    // From a tool: an error result the model sees (pi rejects the run: it cannot print it either).
+    const boom = { name: 'boom', label: 'b', description: 'b', parameters: { type: 'object' }, execute: async () => { throw value; } };
+    const messages = await runAgentLoop([user('go')], { messages: [], tools: [boom] }, baseConfig, () => {}, undefined,
+      scripted([A([call('t1', 'boom')], 'toolUse'), A([{ type: 'text', text: 'done' }])]));
+    const result = messages.find((m) => m.role === 'toolResult');
+    assert.equal(result.isError, true, name);
+    assert.deepEqual(result.content, [{ type: 'text', text: '[unprintable value]' }], name);
+    // From a hook: the run rejects with the value itself, as in pi.
+    const rejected = await runAgentLoop([user('go')], { messages: [] }, { ...baseConfig, convertToLlm: () => { throw value; } }, () => {}, undefined,
+      scripted([A([{ type: 'text', text: 'done' }])])).then(() => 'resolved', (e) => ({ e })); // boxed: awaiting a revoked Proxy throws
+    assert.equal(rejected.e, value, name);
+  }
+});
