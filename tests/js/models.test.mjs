@@ -14,6 +14,7 @@ import { runAgentLoop } from 'pi-agent-wasm';
 import { BUILTIN_APIS, exportName } from '../../scripts/gen-models.mjs';
 import { repoRoot } from './helpers.mjs';
 import { startScenarioServer } from './shared/openai-server.mjs';
+import { CALC } from './shared/agent-scenario.mjs';
 
 const APIS = new Set(BUILTIN_APIS);
 /** pi-ai's models of a provider, restricted to the four APIs. */
@@ -102,14 +103,7 @@ test('types: literal ids per provider, a wrong id is a compile error (tsc)', () 
 
 // ---- a catalogue model in a tool-using run, built-in stream and pi-ai's side by side ----
 
-const calc = {
-  name: 'calc', label: 'Calculator', description: 'Multiplies a*b',
-  parameters: { type: 'object', properties: { expression: { type: 'string' }, note: { type: 'string' } }, required: ['expression'] },
-  execute: async (_id, { expression }) => {
-    const [a, b] = expression.split('*').map(Number);
-    return { content: [{ type: 'text', text: String(a * b) }], details: {} };
-  },
-};
+const calc = CALC;
 
 /** Timestamps, durations and Gemini's generated tool-call ids (`name_<ms>_<n>`) zeroed. */
 const GENERATED = /^[a-z_]*_\d{13}_\d+$/;

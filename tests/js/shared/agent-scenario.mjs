@@ -28,20 +28,23 @@ export function scenarioAnswer(body, { textChunks, toolCallChunks, google = fals
   return toolCallChunks('call_1', 'calc', { expression: '17*23', note: 'ünïcødé 😀' });
 }
 
+/** The scenario's tool: multiplies the two numbers of an `a*b` expression. */
+export const CALC = {
+  name: 'calc', label: 'Calculator', description: 'Multiplies a*b',
+  parameters: { type: 'object', properties: { expression: { type: 'string' }, note: { type: 'string' } }, required: ['expression'] },
+  execute: async (_id, { expression }) => {
+    const [a, b] = expression.split('*').map(Number);
+    return { content: [{ type: 'text', text: String(a * b) }], details: {} };
+  },
+};
+
 export async function runToolScenario(pkg, baseUrl, api = 'openai-completions', { agentClass = false } = {}) {
   const model = {
     id: api === 'google-generative-ai' ? 'gemini-2.5-flash' : 'local-model', name: 'Local', api, provider: 'local', baseUrl,
     reasoning: false, input: ['text'], cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
     contextWindow: 32000, maxTokens: 4096,
   };
-  const calc = {
-    name: 'calc', label: 'Calculator', description: 'Multiplies a*b',
-    parameters: { type: 'object', properties: { expression: { type: 'string' }, note: { type: 'string' } }, required: ['expression'] },
-    execute: async (_id, { expression }) => {
-      const [a, b] = expression.split('*').map(Number);
-      return { content: [{ type: 'text', text: String(a * b) }], details: {} };
-    },
-  };
+  const calc = CALC;
   const updates = [];
   let lastArgs;
   const onEvent = (e) => {
