@@ -16,6 +16,7 @@
 //   between all failure messages, so mutating one changes the others).
 
 import { runAgentLoop, runAgentLoopContinue, getDefaultStreamFn } from './loop.js';
+import { emptyUsage } from './messages.js';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'toolResult']);
 
@@ -31,10 +32,6 @@ function defaultModel() {
   };
 }
 
-const emptyUsage = () => ({
-  input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-});
 
 // --- The transcript's system-message model (spec §3), for state read in JS. ---
 

@@ -9,6 +9,7 @@ import { whenReady } from './wasm.js';
 import { envApiKey } from './env-keys.js';
 import { describeError } from './describe-error.js';
 import { redact } from './redact.js';
+import { emptyAssistantMessage } from './messages.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -241,24 +242,18 @@ export function streamSimple(model, context, options) {
     (error) => {
       // A stream function never throws for a failure (pi's StreamFn contract): a module
       // that cannot load ends the response like any provider failure.
+      let loadFailed = false;
       try {
-        if (error?.code === 'wasm_load_failed') return stream.push({ type: 'error', reason: 'error', error: loadFailure(model, error) });
+        loadFailed = error?.code === 'wasm_load_failed';
       } catch {
-        // A model whose fields cannot be read: the error itself ends the stream.
+        // An unreadable thrown value (a revoked Proxy) is not the loader's error.
       }
-      stream.fail(error);
+      if (!loadFailed) return stream.fail(error);
+      const message = { ...emptyAssistantMessage(model), stopReason: 'error', errorMessage: error.message };
+      stream.push({ type: 'error', reason: 'error', error: message });
     },
   );
   return stream;
-}
-
-/** The final message of a response whose module could not load. */
-function loadFailure(model, error) {
-  return {
-    role: 'assistant', content: [], api: model?.api, provider: model?.provider, model: model?.id,
-    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-    stopReason: 'error', errorMessage: error.message, timestamp: Date.now(),
-  };
 }
 
 function resolveStreamFn(streamFn) {

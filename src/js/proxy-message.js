@@ -7,6 +7,7 @@
 // is not a string ("undefined" appended), a `toolcall_end` without a started call or
 // without its `toolCall` (pi drops the call), a `done` with an unknown reason.
 import { ToolArguments } from './streaming-json.js';
+import { emptyAssistantMessage } from './messages.js';
 
 const DONE_REASONS = new Set(['stop', 'length', 'toolUse']);
 
@@ -19,7 +20,7 @@ export class ProxyMessage {
 
   /** `redact` cleans a server-sent error message of the token. */
   constructor(model, redact) {
-    this.partial = newPartial(model);
+    this.partial = emptyAssistantMessage(model);
     this.redact = redact;
   }
 
@@ -123,32 +124,4 @@ export class ProxyMessage {
     if (usage !== null && typeof usage === 'object' && !Array.isArray(usage)) this.partial.usage = usage;
     if (event.providerThinkingLevel !== undefined) this.partial.providerThinkingLevel = event.providerThinkingLevel;
   }
-}
-
-/** pi's initial partial (L-162); a model whose fields cannot be read leaves them unset. */
-function newPartial(model) {
-  const field = (key) => {
-    try {
-      return model?.[key];
-    } catch {
-      return undefined;
-    }
-  };
-  return {
-    role: 'assistant',
-    stopReason: 'pending',
-    content: [],
-    api: field('api'),
-    provider: field('provider'),
-    model: field('id'),
-    usage: {
-      input: 0,
-      output: 0,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
-    timestamp: Date.now(),
-  };
 }
