@@ -4,7 +4,7 @@
 // ordinary JavaScript, with no asset rule, no URL to resolve and no plugin. The chunk
 // gzips to within about 1% of the .wasm's own gzip, and it is fetched only when the agent
 // first runs (or on `ready()`), so page load does not wait for it.
-import { useSource, fromBase64 } from './wasm.js';
+import { useSource } from './wasm.js';
 
 useSource({
   async load() {
@@ -24,5 +24,14 @@ useSource({
         'If the error names wasm-inline.js, deploy every chunk your bundler emitted next to the app. ' +
         'Browsers need WebAssembly and DecompressionStream (Chrome 80, Firefox 113, Safari 16.4).',
 });
+
+/** Decodes base64 text to bytes (`Uint8Array.fromBase64` where the runtime has it). */
+function fromBase64(text) {
+  if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
 
 export * from './api.js';

@@ -116,12 +116,3 @@ export function requireReady(what) {
   error.code = 'wasm_not_ready';
   throw error;
 }
-
-/** Decodes base64 text to bytes (`Uint8Array.fromBase64` where the runtime has it). */
-export function fromBase64(text) {
-  if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
