@@ -689,12 +689,7 @@ impl StreamFn for BuiltinStreamFn {
                         });
                     let max_delay = number(&self.config, "maxRetryDelayMs").unwrap_or(60_000.0);
                     if let Some(ms) = after.filter(|ms| max_delay > 0.0 && *ms > max_delay) {
-                        // Hidden before the text is cut, so a cut through the key cannot leave part of it.
-                        let text = redact(
-                            &self.redact,
-                            &response.text().await.unwrap_or_default(),
-                            api_key.as_deref(),
-                        );
+                        let text = self.error_body(&response, api_key.as_deref()).await;
                         let message = format!(
                             "Server requested {}s retry delay (max: {}s). {}",
                             to_js_string((ms / 1000.0).ceil()),
@@ -712,12 +707,7 @@ impl StreamFn for BuiltinStreamFn {
                     attempt += 1;
                     continue;
                 }
-                // Hidden before the text is cut, so a cut through the key cannot leave part of it.
-                let text = redact(
-                    &self.redact,
-                    &response.text().await.unwrap_or_default(),
-                    api_key.as_deref(),
-                );
+                let text = self.error_body(&response, api_key.as_deref()).await;
                 let message = api_http_error(api, model, response.status, &text);
                 return Ok(self.fail_early(model, &message, api_key));
             };
@@ -741,12 +731,7 @@ impl StreamFn for BuiltinStreamFn {
             // A 200 that is not an event stream (a proxy's JSON or HTML page) is named as such.
             let kind = response.header("content-type").unwrap_or_default();
             if kind.contains("application/json") || kind.contains("text/html") {
-                // Hidden before the text is cut, so a cut through the key cannot leave part of it.
-                let text = redact(
-                    &self.redact,
-                    &response.text().await.unwrap_or_default(),
-                    api_key.as_deref(),
-                );
+                let text = self.error_body(&response, api_key.as_deref()).await;
                 let message = format!(
                     "Expected an event stream, got {kind}: {}",
                     cut(text.trim(), 300)
@@ -768,6 +753,16 @@ impl StreamFn for BuiltinStreamFn {
 }
 
 impl BuiltinStreamFn {
+    /// A response body as text with the key hidden, before any of it is cut (a cut through
+    /// the key would leave a part that no longer matches).
+    async fn error_body(&self, response: &super::fetch::Response, key: Option<&str>) -> String {
+        redact(
+            &self.redact,
+            &response.text().await.unwrap_or_default(),
+            key,
+        )
+    }
+
     /// The key to send, as pi-ai's compat `streamSimple` picks it: the given key unless it
     /// is blank; else the environment's (the glue's `envApiKey`, the host's business); else
     /// the given one as it is (a blank key is sent, an empty one is none). With no key, the
