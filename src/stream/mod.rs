@@ -5,4 +5,4 @@ pub mod partial_json;
 pub mod sse;
 
 pub use partial_json::{Change, PathSeg, StreamingJsonParser};
-pub use sse::{SseDecoder, SseEvent};
+pub use sse::{SseDecoder, SseEvent, SseLimits, SseOverflow};

@@ -12,7 +12,15 @@
 //! decided here. Depends on nothing but `std`.
 //!
 //! Cost: each input byte is scanned once; only the unterminated tail of a chunk is copied
-//! into the carry buffer, so feeding N bytes in any split costs O(N).
+//! into the carry buffer, so feeding N bytes in any split costs O(N). A `data` line that
+//! arrived in pieces moves from the carry into the event without a copy.
+//!
+//! Memory: [`SseLimits`] bound the longest line and the data of one event, so a body that
+//! never ends a line cannot grow memory without limit. Past a bound the decoder drops what
+//! it holds, reads nothing more and reports [`SseOverflow`].
+
+use std::borrow::Cow;
+use std::fmt;
 
 use serde::Serialize;
 
@@ -29,6 +37,45 @@ pub struct SseEvent {
     pub last_event_id: String,
 }
 
+/// Bounds on what the decoder holds at once, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SseLimits {
+    /// The longest line, its terminator not counted.
+    pub max_line: usize,
+    /// The most data one event may gather: its `data` lines joined with `\n`.
+    pub max_data: usize,
+}
+
+impl Default for SseLimits {
+    /// No bounds.
+    fn default() -> Self {
+        SseLimits {
+            max_line: usize::MAX,
+            max_data: usize::MAX,
+        }
+    }
+}
+
+/// The bound a stream exceeded; the decoder stopped there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SseOverflow {
+    /// A line longer than this many bytes.
+    Line(usize),
+    /// An event with more data than this many bytes.
+    Event(usize),
+}
+
+impl fmt::Display for SseOverflow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SseOverflow::Line(n) => write!(f, "an event stream line is longer than {n} bytes"),
+            SseOverflow::Event(n) => {
+                write!(f, "an event stream event has more than {n} bytes of data")
+            }
+        }
+    }
+}
+
 /// Incremental decoder state. See the module docs.
 #[derive(Debug, Default)]
 pub struct SseDecoder {
@@ -39,19 +86,51 @@ pub struct SseDecoder {
     /// Still before the first byte of the stream (the BOM may only appear there).
     at_start: bool,
     event_type: String,
+    /// The event's `data` lines joined with `\n` (the standard's buffer without its final
+    /// LF, so a whole line can become the buffer as it is).
     data: String,
+    /// A `data` line was seen since the last dispatch (the standard's buffer is not empty).
+    has_data: bool,
     last_event_id: String,
     retry: Option<u64>,
+    limits: SseLimits,
+    overflow: Option<SseOverflow>,
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// A carry buffer larger than this is freed after its line instead of kept for the next.
+const KEEP_CARRY: usize = 64 * 1024;
+
 impl SseDecoder {
+    /// A decoder without bounds.
     pub fn new() -> Self {
         SseDecoder {
             at_start: true,
             ..SseDecoder::default()
         }
+    }
+
+    /// A decoder that stops at the first line or event over `limits`.
+    pub fn with_limits(limits: SseLimits) -> Self {
+        SseDecoder {
+            limits,
+            ..SseDecoder::new()
+        }
+    }
+
+    /// The bound the stream exceeded, if it did. From then on `feed` reads nothing and
+    /// `finish` dispatches nothing.
+    pub fn overflow(&self) -> Option<SseOverflow> {
+        self.overflow
+    }
+
+    /// Stops at `overflow`, freeing what the decoder holds.
+    fn stop(&mut self, overflow: SseOverflow) {
+        self.overflow = Some(overflow);
+        self.carry = Vec::new();
+        self.data = String::new();
+        self.has_data = false;
     }
 
     /// The reconnection time from the last valid `retry:` field, in milliseconds.
@@ -61,6 +140,9 @@ impl SseDecoder {
 
     /// Feeds one chunk and appends every event it completes to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) {
+        if self.overflow.is_some() {
+            return;
+        }
         let mut rest = chunk;
         if self.skip_lf && !rest.is_empty() {
             self.skip_lf = false;
@@ -78,19 +160,48 @@ impl SseDecoder {
                     None => self.skip_lf = true,
                 }
             }
+            if self.carry.len().saturating_add(line.len()) > self.limits.max_line {
+                return self.stop(SseOverflow::Line(self.limits.max_line));
+            }
             if self.carry.is_empty() {
-                self.line(line, out);
+                self.line(Cow::Borrowed(line), out);
             } else {
                 let mut full = std::mem::take(&mut self.carry);
+                self.grow_to(&mut full, line.len());
                 full.extend_from_slice(line);
-                self.line(&full, out);
-                // Keep the allocation for the next partial line.
-                full.clear();
-                self.carry = full;
+                // A small buffer is kept for the next partial line (a data line takes it).
+                if let Some(mut kept) = self.line(Cow::Owned(full), out) {
+                    if kept.capacity() <= KEEP_CARRY {
+                        kept.clear();
+                        self.carry = kept;
+                    }
+                }
+            }
+            if self.overflow.is_some() {
+                return;
             }
             rest = after;
         }
-        self.carry.extend_from_slice(rest);
+        if self.carry.len().saturating_add(rest.len()) > self.limits.max_line {
+            return self.stop(SseOverflow::Line(self.limits.max_line));
+        }
+        let mut carry = std::mem::take(&mut self.carry);
+        self.grow_to(&mut carry, rest.len());
+        carry.extend_from_slice(rest);
+        self.carry = carry;
+    }
+
+    /// Makes room for `extra` more bytes, growing by doubling as `Vec` does but never past
+    /// the line bound, so a line at the bound holds no more than the bound.
+    fn grow_to(&self, buf: &mut Vec<u8>, extra: usize) {
+        let need = buf.len().saturating_add(extra);
+        if need <= buf.capacity() {
+            return;
+        }
+        let target = need
+            .max(buf.capacity().saturating_mul(2))
+            .min(self.limits.max_line.max(need));
+        buf.reserve_exact(target - buf.len());
     }
 
     /// Ends the stream. A final line without a terminator is still interpreted, but an event
@@ -101,47 +212,49 @@ impl SseDecoder {
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> bool {
         if !self.carry.is_empty() {
             let last = std::mem::take(&mut self.carry);
-            self.line(&last, out);
+            self.line(Cow::Owned(last), out);
         }
-        let dropped = !self.data.is_empty();
-        self.data.clear();
+        let dropped = self.has_data;
+        self.data = String::new();
+        self.has_data = false;
         self.event_type.clear();
         self.skip_lf = false;
         dropped
     }
 
-    fn line(&mut self, mut line: &[u8], out: &mut Vec<SseEvent>) {
+    /// Interprets one line. An owned line whose allocation was not taken over (by the event's
+    /// data) is handed back for reuse.
+    fn line(&mut self, line: Cow<'_, [u8]>, out: &mut Vec<SseEvent>) -> Option<Vec<u8>> {
+        let mut start = 0;
         if self.at_start {
             self.at_start = false;
-            if let Some(tail) = line.strip_prefix(BOM) {
-                line = tail;
+            if line.starts_with(BOM) {
+                start = BOM.len();
             }
         }
-        if line.is_empty() {
+        let bytes = line.get(start..).unwrap_or_default();
+        if bytes.is_empty() {
             self.dispatch(out);
-            return;
+            return owned(line);
         }
-        if line.first() == Some(&b':') {
-            return; // comment
+        if bytes.first() == Some(&b':') {
+            return owned(line); // comment
         }
-        let (name, value) = match line.iter().position(|&b| b == b':') {
+        let (name, value_at) = match bytes.iter().position(|&b| b == b':') {
             Some(colon) => {
-                let (name, value) = line.split_at(colon);
-                let value = value.get(1..).unwrap_or_default();
-                (name, value.strip_prefix(b" ").unwrap_or(value))
+                let after = colon + 1;
+                let space = usize::from(bytes.get(after) == Some(&b' '));
+                (bytes.get(..colon).unwrap_or_default(), after + space)
             }
-            None => (line, &[][..]),
+            None => (bytes, bytes.len()),
         };
+        let value = bytes.get(value_at..).unwrap_or_default();
         match name {
             b"event" => {
                 self.event_type.clear();
                 push_utf8(&mut self.event_type, value);
             }
-            b"data" => {
-                self.data.reserve(value.len() + 1);
-                push_utf8(&mut self.data, value);
-                self.data.push('\n');
-            }
+            b"data" => return self.push_data(line, start + value_at),
             // An id containing NULL is ignored.
             b"id" if !value.contains(&0) => {
                 self.last_event_id.clear();
@@ -157,16 +270,45 @@ impl SseDecoder {
             }
             _ => {} // unknown fields are ignored
         }
+        owned(line)
+    }
+
+    /// Appends a `data` line's value (from byte `at` of `line`) to the event. The first data
+    /// line of an event, when owned and valid UTF-8, becomes the buffer without a copy.
+    fn push_data(&mut self, line: Cow<'_, [u8]>, at: usize) -> Option<Vec<u8>> {
+        let len = line.len().saturating_sub(at);
+        let sep = usize::from(self.has_data);
+        if self.data.len().saturating_add(sep).saturating_add(len) > self.limits.max_data {
+            self.stop(SseOverflow::Event(self.limits.max_data));
+            return None;
+        }
+        let was_empty = !self.has_data;
+        self.has_data = true;
+        if was_empty {
+            if let Cow::Owned(mut bytes) = line {
+                bytes.drain(..at.min(bytes.len()));
+                match String::from_utf8(bytes) {
+                    Ok(text) => self.data = text,
+                    Err(e) => {
+                        self.data.clear();
+                        push_utf8(&mut self.data, e.as_bytes());
+                    }
+                }
+                return None;
+            }
+        } else {
+            self.data.push('\n');
+        }
+        push_utf8(&mut self.data, line.get(at..).unwrap_or_default());
+        owned(line)
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
-        if self.data.is_empty() {
+        if !self.has_data {
             self.event_type.clear();
             return;
         }
-        if self.data.ends_with('\n') {
-            self.data.pop();
-        }
+        self.has_data = false;
         let event = if self.event_type.is_empty() {
             String::from("message")
         } else {
@@ -177,6 +319,14 @@ impl SseDecoder {
             data: std::mem::take(&mut self.data),
             last_event_id: self.last_event_id.clone(),
         });
+    }
+}
+
+/// The allocation of an owned line, for reuse.
+fn owned(line: Cow<'_, [u8]>) -> Option<Vec<u8>> {
+    match line {
+        Cow::Owned(v) => Some(v),
+        Cow::Borrowed(_) => None,
     }
 }
 
@@ -328,6 +478,119 @@ mod tests {
             let bytes: Vec<&[u8]> = fixture.chunks(1).collect();
             assert_eq!(decode_chunks(&bytes), whole);
         }
+    }
+
+    fn bounded(max: usize) -> SseDecoder {
+        SseDecoder::with_limits(SseLimits {
+            max_line: max,
+            max_data: max,
+        })
+    }
+
+    #[test]
+    fn a_line_at_the_bound_passes_and_one_byte_more_stops_the_decoder() {
+        // `data: ` + 10 bytes = a 16-byte line.
+        let mut out = Vec::new();
+        let mut d = bounded(16);
+        d.feed(b"data: 0123456789\n\n", &mut out);
+        assert_eq!(out, vec![ev("message", "0123456789", "")]);
+        assert_eq!(d.overflow(), None);
+
+        for chunks in [
+            &[&b"data: 01234567890\n\n"[..]][..],
+            &[b"data: 0123", b"4567", b"890"],
+        ] {
+            let mut out = Vec::new();
+            let mut d = bounded(16);
+            for c in chunks {
+                d.feed(c, &mut out);
+            }
+            assert_eq!(d.overflow(), Some(SseOverflow::Line(16)));
+            assert_eq!(d.carry.capacity(), 0, "what it held is freed");
+            // Nothing more is read, and nothing is dispatched at the end.
+            d.feed(b"\n\ndata: x\n\n", &mut out);
+            assert!(!d.finish(&mut out));
+            assert!(out.is_empty());
+        }
+    }
+
+    #[test]
+    fn an_endless_line_holds_no_more_than_the_bound() {
+        let mut d = bounded(1000);
+        let mut out = Vec::new();
+        d.feed(b"data: ", &mut out);
+        // 6 + 143 × 7 = 1007 bytes: over the bound with the last piece.
+        for _ in 0..143 {
+            d.feed(b"xxxxxxx", &mut out);
+            assert!(d.carry.capacity() <= 1000, "{}", d.carry.capacity());
+        }
+        assert_eq!(d.overflow(), Some(SseOverflow::Line(1000)));
+        assert_eq!(
+            SseOverflow::Line(1000).to_string(),
+            "an event stream line is longer than 1000 bytes"
+        );
+    }
+
+    #[test]
+    fn an_event_of_many_short_lines_stops_at_the_data_bound() {
+        let mut d = bounded(64);
+        let mut out = Vec::new();
+        // Each line adds 9 bytes and a `\n` between lines: 10 lines are 99 bytes.
+        d.feed(&b"data: 123456789\n".repeat(6), &mut out);
+        assert_eq!(d.overflow(), None);
+        d.feed(&b"data: 123456789\n".repeat(4), &mut out);
+        assert_eq!(d.overflow(), Some(SseOverflow::Event(64)));
+        assert!(d.data.capacity() == 0 && !d.has_data);
+        assert!(out.is_empty());
+        assert_eq!(
+            SseOverflow::Event(64).to_string(),
+            "an event stream event has more than 64 bytes of data"
+        );
+    }
+
+    #[test]
+    fn events_before_the_overflow_are_dispatched() {
+        let mut d = bounded(16);
+        let mut out = Vec::new();
+        d.feed(
+            b"data: a\n\ndata: b\n\n: an overlong comment line\n",
+            &mut out,
+        );
+        assert_eq!(out, vec![ev("message", "a", ""), ev("message", "b", "")]);
+        assert_eq!(d.overflow(), Some(SseOverflow::Line(16)));
+    }
+
+    #[test]
+    fn bounded_decoding_of_every_split_matches_unbounded() {
+        for fixture in FIXTURES {
+            let whole = decode_chunks(&[fixture]);
+            for cut in 0..=fixture.len() {
+                let (a, b) = fixture.split_at(cut);
+                let mut d = bounded(fixture.len());
+                let mut out = Vec::new();
+                d.feed(a, &mut out);
+                d.feed(b, &mut out);
+                let dropped = d.finish(&mut out);
+                assert_eq!((out, dropped), whole, "split at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_data_line_in_pieces_becomes_the_event_without_a_copy_and_stays_exact() {
+        // Split data lines, a second data line, invalid UTF-8 in a split line, CRLF.
+        let body: &[u8] =
+            b"data: first half\xE2\x82\xAC and more\r\ndata: second\r\n\r\ndata: a\xFFb\n\n";
+        let whole = decode_chunks(&[body]);
+        assert_eq!(
+            whole.0,
+            vec![
+                ev("message", "first half\u{20AC} and more\nsecond", ""),
+                ev("message", "a\u{FFFD}b", "")
+            ]
+        );
+        let bytes: Vec<&[u8]> = body.chunks(3).collect();
+        assert_eq!(decode_chunks(&bytes), whole);
     }
 
     #[test]
