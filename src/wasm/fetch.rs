@@ -10,19 +10,13 @@ use wasm_bindgen::JsCast;
 use super::js::{call, call_method, get, key, set, settle};
 use crate::error::Thrown;
 
-#[wasm_bindgen]
-extern "C" {
-    /// The global `fetch`.
-    #[wasm_bindgen(js_name = fetch, thread_local_v2)]
-    static GLOBAL_FETCH: JsValue;
-}
-
-/// `options.fetch` if it is a function, else the global `fetch`.
+/// `options.fetch` if it is a function, else the global `fetch` as it is at this request:
+/// read each time, so a polyfill or a mock installed after the first request is used.
 pub fn fetch_fn(injected: &JsValue) -> Option<Function> {
     if let Some(f) = injected.dyn_ref::<Function>() {
         return Some(f.clone());
     }
-    GLOBAL_FETCH.with(|f| f.dyn_ref::<Function>().cloned())
+    get(&js_sys::global(), "fetch").dyn_into::<Function>().ok()
 }
 
 /// A response: status, headers as a plain object, and the body.

