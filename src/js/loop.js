@@ -199,6 +199,9 @@ function assignMeta(partial, metaJson) {
   Object.assign(partial, meta);
 }
 
+/** The longest delay `setTimeout` keeps: a longer one overflows and fires at once. */
+const MAX_DELAY = 2 ** 31 - 1;
+
 /** A wait before a retry that ends early when the request is aborted. */
 function sleep(ms, signal) {
   return new Promise((resolve) => {
@@ -208,15 +211,16 @@ function sleep(ms, signal) {
       signal?.removeEventListener?.('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const timer = setTimeout(done, Math.min(ms, MAX_DELAY));
     signal?.addEventListener?.('abort', done, { once: true });
   });
 }
 
-/** A timer wasm can race against a read and then clear (`timeoutMs`). */
+/** A timer wasm can race against a read and then clear (`timeoutMs`, clamped to what
+ * `setTimeout` keeps: about 24.8 days). */
 function deadline(ms) {
   let id;
-  const promise = new Promise((resolve) => { id = setTimeout(resolve, ms); });
+  const promise = new Promise((resolve) => { id = setTimeout(resolve, Math.min(ms, MAX_DELAY)); });
   return { promise, cancel: () => clearTimeout(id) };
 }
 

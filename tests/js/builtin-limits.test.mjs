@@ -38,6 +38,41 @@ function pumpForever(res, piece) {
 const chunk = (content) => JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
 const stop = JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
 
+test('a timeoutMs beyond 2^31-1 ms is clamped: the run waits for a slow answer instead of timing out at once', async () => {
+  const server = await serve((_req, res) => {
+    setTimeout(() => { res.writeHead(200, { 'content-type': 'text/event-stream' }); res.end(sseAnswer('openai-completions', 'late but fine')); }, 50);
+  });
+  for (const timeoutMs of [2 ** 31, 1e15]) {
+    const { last } = await runLoop(modelAt('openai-completions', server.origin), KEY, { timeoutMs });
+    assert.equal(last.stopReason, 'stop', `timeoutMs ${timeoutMs}: ${last.errorMessage}`);
+    assert.equal(last.content[0].text, 'late but fine');
+  }
+});
+
+test('a retry delay beyond 2^31-1 ms (maxRetryDelayMs: 0) asks setTimeout for no more than it holds', async () => {
+  // setTimeout fires at once for a longer delay, which would turn "wait 300 years" into
+  // "retry now". The timers the run asks for are recorded (and shortened, so it ends).
+  const asked = [];
+  const realSetTimeout = globalThis.setTimeout;
+  const server = await serve((_req, res, n) => {
+    if (n === 0) { res.writeHead(429, { 'retry-after': '1e10' }); res.end('busy'); return; }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(sseAnswer('openai-completions', 'after the wait'));
+  });
+  globalThis.setTimeout = (fn, ms, ...rest) => {
+    asked.push(ms);
+    return realSetTimeout(fn, ms > 2 ** 30 ? 0 : ms, ...rest);
+  };
+  try {
+    const { last } = await runLoop(modelAt('openai-completions', server.origin), KEY, { maxRetries: 1, maxRetryDelayMs: 0 });
+    assert.equal(last.content[0].text, 'after the wait');
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+  }
+  assert.ok(asked.includes(2 ** 31 - 1), `the retry wait was asked as ${asked.join(', ')}`);
+  assert.ok(asked.every((ms) => !(ms > 2 ** 31 - 1)), `a delay setTimeout cannot hold: ${asked.join(', ')}`);
+});
+
 test('the global fetch is read on each request: one installed after the first request is used (issue 12, defect 9)', async () => {
   const server = await serve((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
