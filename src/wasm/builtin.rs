@@ -17,7 +17,7 @@ use js_sys::Function;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::fetch::{fetch_fn, post, BodyReader};
+use super::fetch::{fetch_fn, post, BodyReader, Response};
 use super::host::{seed, start_copy, sync_blocks, sync_meta, JsClock, JsSignal, UpdateCell};
 use super::js::{call, from_json, get, set, settle, to_json};
 use super::table::Table;
@@ -37,10 +37,22 @@ use crate::provider::openai_completions_request::{build_params, RequestOptions};
 use crate::provider::openai_responses::ResponsesDecoder;
 use crate::provider::openai_responses_request::{self, ResponsesOptions};
 use crate::provider::Decoder;
-use crate::stream::{SseDecoder, SseEvent};
+use crate::stream::{SseDecoder, SseEvent, SseLimits, SseOverflow};
 
 /// pi-ai keeps this much of an error body.
 const MAX_ERROR_BODY: usize = 4000;
+
+/// The default bound (`maxEventBytes`) on one SSE line and on the data of one event: far
+/// above real traffic, where a Responses `response.completed` event carries the whole
+/// output and a Gemini chunk may carry inline images of several MB.
+const MAX_EVENT_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
+
+/// The most of a body that is no event stream (an HTTP error's, a 200 of JSON) that is read:
+/// its text is quoted cut to a few thousand characters anyway.
+const MAX_BODY_READ: usize = 1024 * 1024;
+
+/// What `Response.text()` drops from the start of a body.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 pub struct BuiltinStreamFn {
     /// The caller's config: `maxTokens`, `temperature`, `toolChoice`, `headers`, `onPayload`,
@@ -143,7 +155,8 @@ fn new_decoder(model: &Rc<Value>, now: f64) -> Box<dyn Decoder> {
 }
 
 /// The HTTP error text: pi-ai's Responses provider prefixes it with the provider.
-fn api_http_error(api: Api, model: &Value, status: u16, body: &str) -> String {
+fn api_http_error(api: Api, model: &Value, response: &Response, body: &str) -> String {
+    let status = response.status;
     if api == Api::Anthropic {
         // Anthropic's SDK: the body's `message`, else the whole JSON body, else its text.
         let trimmed = body.trim();
@@ -370,7 +383,18 @@ impl AssistantStream for RustResponse {
                     continue;
                 }
                 if self.ended && matches!(self.state, State::Reading(_)) {
-                    self.end();
+                    match self.sse.overflow() {
+                        Some(over) => {
+                            let (what, max) = match over {
+                                SseOverflow::Line(max) => ("a line", max),
+                                SseOverflow::Event(max) => ("an event's data", max),
+                            };
+                            self.fail(&format!(
+                                "Stopped reading the event stream: {what} is longer than {max} bytes (maxEventBytes)"
+                            ))
+                        }
+                        None => self.end(),
+                    }
                     continue;
                 }
                 let State::Reading(reader) = &mut self.state else {
@@ -389,6 +413,9 @@ impl AssistantStream for RustResponse {
                         let mut events = Vec::new();
                         self.sse.feed(&bytes, &mut events);
                         self.pending.extend(events);
+                        // Past a bound the decoder reads no more: the events before it
+                        // are decoded, then the response fails.
+                        self.ended = self.sse.overflow().is_some();
                     }
                     Ok(None) => {
                         let mut events = Vec::new();
@@ -432,9 +459,15 @@ impl BuiltinStreamFn {
         started: f64,
         timeout: Option<f64>,
     ) -> RustResponse {
+        let max = number(&self.config, "maxEventBytes")
+            .filter(|n| *n >= 1.0)
+            .unwrap_or(MAX_EVENT_BYTES) as usize;
         RustResponse {
             decoder,
-            sse: SseDecoder::new(),
+            sse: SseDecoder::with_limits(SseLimits {
+                max_line: max,
+                max_data: max,
+            }),
             state: State::Finished,
             pending: VecDeque::new(),
             ended: false,
@@ -689,13 +722,16 @@ impl StreamFn for BuiltinStreamFn {
                         });
                     let max_delay = number(&self.config, "maxRetryDelayMs").unwrap_or(60_000.0);
                     if let Some(ms) = after.filter(|ms| max_delay > 0.0 && *ms > max_delay) {
-                        let text = self.error_body(&response, api_key.as_deref()).await;
-                        let message = format!(
-                            "Server requested {}s retry delay (max: {}s). {}",
-                            to_js_string((ms / 1000.0).ceil()),
-                            to_js_string((max_delay / 1000.0).ceil()),
-                            api_http_error(api, model, response.status, &text)
-                        );
+                        let message = self
+                            .body_failure(&response, api_key.as_deref(), timeout, &|text| {
+                                format!(
+                                    "Server requested {}s retry delay (max: {}s). {}",
+                                    to_js_string((ms / 1000.0).ceil()),
+                                    to_js_string((max_delay / 1000.0).ceil()),
+                                    api_http_error(api, model, &response, text)
+                                )
+                            })
+                            .await;
                         return Ok(self.fail_early(model, &message, api_key));
                     }
                     // The unread body would hold the connection.
@@ -707,8 +743,11 @@ impl StreamFn for BuiltinStreamFn {
                     attempt += 1;
                     continue;
                 }
-                let text = self.error_body(&response, api_key.as_deref()).await;
-                let message = api_http_error(api, model, response.status, &text);
+                let message = self
+                    .body_failure(&response, api_key.as_deref(), timeout, &|text| {
+                        api_http_error(api, model, &response, text)
+                    })
+                    .await;
                 return Ok(self.fail_early(model, &message, api_key));
             };
 
@@ -731,11 +770,14 @@ impl StreamFn for BuiltinStreamFn {
             // A 200 that is not an event stream (a proxy's JSON or HTML page) is named as such.
             let kind = response.header("content-type").unwrap_or_default();
             if kind.contains("application/json") || kind.contains("text/html") {
-                let text = self.error_body(&response, api_key.as_deref()).await;
-                let message = format!(
-                    "Expected an event stream, got {kind}: {}",
-                    cut(text.trim(), 300)
-                );
+                let message = self
+                    .body_failure(&response, api_key.as_deref(), timeout, &|text| {
+                        format!(
+                            "Expected an event stream, got {kind}: {}",
+                            cut(text.trim(), 300)
+                        )
+                    })
+                    .await;
                 return Ok(self.fail_early(model, &message, api_key));
             }
 
@@ -753,14 +795,45 @@ impl StreamFn for BuiltinStreamFn {
 }
 
 impl BuiltinStreamFn {
-    /// A response body as text with the key hidden, before any of it is cut (a cut through
-    /// the key would leave a part that no longer matches).
-    async fn error_body(&self, response: &super::fetch::Response, key: Option<&str>) -> String {
-        redact(
-            &self.redact,
-            &response.text().await.unwrap_or_default(),
-            key,
-        )
+    /// The failure text of a response that is no event stream: `describe` of its body, the
+    /// key hidden before any of it is cut (a cut through the key would leave a part that no
+    /// longer matches). The body is read as the stream is, each piece within `timeout`, up
+    /// to [`MAX_BODY_READ`] bytes; a reset or an abort ends it where it stopped.
+    async fn body_failure(
+        &self,
+        response: &Response,
+        key: Option<&str>,
+        timeout: Option<f64>,
+        describe: &dyn Fn(&str) -> String,
+    ) -> String {
+        let mut bytes = Vec::new();
+        let mut over = false;
+        if let Ok(mut reader) = response.reader() {
+            loop {
+                let Some(read) = within(&self.deadline, timeout, reader.read()).await else {
+                    return format!(
+                        "Request timed out: no data for {} ms (reading the body of a {} response)",
+                        to_js_string(timeout.unwrap_or_default()),
+                        response.status
+                    );
+                };
+                let Ok(Some(chunk)) = read else { break };
+                let room = MAX_BODY_READ - bytes.len();
+                over = chunk.len() > room;
+                bytes.extend_from_slice(chunk.get(..room).unwrap_or(&chunk));
+                if over {
+                    break; // dropping the reader cancels the rest
+                }
+            }
+        }
+        // Decoded as `Response.text()` decodes.
+        let body = String::from_utf8_lossy(bytes.strip_prefix(BOM).unwrap_or(&bytes));
+        let text = describe(&redact(&self.redact, &body, key));
+        if over {
+            format!("{text} [the body is longer than {MAX_BODY_READ} bytes; the rest was not read]")
+        } else {
+            text
+        }
     }
 
     /// The key to send, as pi-ai's compat `streamSimple` picks it: the given key unless it

@@ -80,12 +80,6 @@ impl Response {
             .and_then(|v| v.as_string())
     }
 
-    /// The whole body as text (error bodies).
-    pub async fn text(&self) -> Result<String, Thrown> {
-        let t = settle(call_method(&self.response, "text", &[])?).await?;
-        Ok(t.as_string().unwrap_or_default())
-    }
-
     /// A reader of the body's chunks.
     pub fn reader(&self) -> Result<BodyReader, Thrown> {
         let body = get(&self.response, "body");

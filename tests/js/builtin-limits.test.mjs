@@ -38,6 +38,76 @@ function pumpForever(res, piece) {
 const chunk = (content) => JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
 const stop = JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
 
+// First in this file: the memory figures start from a fresh instance.
+test('an SSE line that never ends stops at the default bound (64 MiB) with a clear error; memory stays bounded and is reused', { timeout: 120_000 }, async (t) => {
+  const memory = await wasmMemory();
+  const server = await serve((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {"choices":[{"delta":{"content":"');
+    pumpForever(res, Buffer.alloc(MiB, 'x'));
+  });
+  const before = memory();
+  const first = await runLoop(modelAt('openai-completions', server.origin), KEY);
+  const highWater = memory();
+  assert.equal(first.last.stopReason, 'error');
+  assert.equal(first.last.errorMessage, 'Stopped reading the event stream: a line is longer than 67108864 bytes (maxEventBytes)');
+  assert.deepEqual(first.events.slice(-2).map((e) => e.type), ['turn_end', 'agent_end']);
+  // Before the bound, memory grew without limit (1 GB in 5 s, then a trap).
+  assert.ok(highWater <= 3 * 64 * MiB, `wasm memory reached ${highWater} bytes for a 64 MiB bound`);
+  const second = await runLoop(modelAt('openai-completions', server.origin), KEY);
+  assert.equal(second.last.errorMessage, first.last.errorMessage);
+  assert.ok(memory() - highWater <= MiB, `a second endless line grew wasm memory from ${highWater} to ${memory()} bytes`);
+  t.diagnostic(`wasm memory: ${(before / MiB).toFixed(1)} MiB before, ${(highWater / MiB).toFixed(1)} MiB after an endless line at the 64 MiB bound, ${(memory() / MiB).toFixed(1)} MiB after a second one`);
+});
+
+test('a 16 MB text delta in one event decodes whole, and a second such stream reuses the memory of the first', { timeout: 60_000 }, async (t) => {
+  const memory = await wasmMemory();
+  const text = 'y'.repeat(16 * MiB);
+  const server = await serve((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(`data: ${chunk(text)}\n\ndata: ${stop}\n\ndata: [DONE]\n\n`);
+  });
+  const start = memory();
+  const first = await runLoop(modelAt('openai-completions', server.origin), KEY);
+  assert.equal(first.last.stopReason, 'stop');
+  assert.equal(first.last.content[0].text.length, text.length);
+  const afterFirst = memory();
+  const second = await runLoop(modelAt('openai-completions', server.origin), KEY);
+  assert.equal(second.last.content[0].text.length, text.length);
+  assert.ok(memory() - afterFirst <= MiB, `the second stream grew wasm memory from ${afterFirst} to ${memory()} bytes`);
+  t.diagnostic(`wasm memory: ${(start / MiB).toFixed(1)} MiB before, ${(afterFirst / MiB).toFixed(1)} MiB after one 16 MiB event, ${(memory() / MiB).toFixed(1)} MiB after a second`);
+});
+
+test('maxEventBytes sets the bound: an event of many short data lines past it ends the response, what came before is kept', async () => {
+  const server = await serve((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // One whole event, then an event that never dispatches: 200 short data lines.
+    res.end(`data: ${chunk('kept')}\n\n${'data: 0123456789\n'.repeat(200)}\n`);
+  });
+  const { last, events } = await runLoop(modelAt('openai-completions', server.origin), KEY, { maxEventBytes: 1000 });
+  assert.equal(last.errorMessage, "Stopped reading the event stream: an event's data is longer than 1000 bytes (maxEventBytes)");
+  assert.equal(last.content[0].text, 'kept');
+  assert.equal(events.at(-1).type, 'agent_end');
+  // The same call without the option reads it all (the default bound is far above).
+  const whole = await runLoop(modelAt('openai-completions', server.origin), KEY);
+  assert.match(whole.last.errorMessage, /^Malformed JSON in stream event/);
+});
+
+test('an error body that never ends is read to 1 MiB only: the error quotes its start and says so, the body is cancelled', { timeout: 60_000 }, async () => {
+  let closed;
+  const gone = new Promise((resolve) => { closed = resolve; });
+  const server = await serve((_req, res) => {
+    res.writeHead(500, { 'content-type': 'text/plain' });
+    res.on('close', closed);
+    pumpForever(res, Buffer.alloc(64 * 1024, 'e'));
+  });
+  const { last, events } = await runLoop(modelAt('openai-completions', server.origin), KEY, { timeoutMs: 5000 });
+  assert.equal(last.stopReason, 'error');
+  assert.equal(last.errorMessage, `500 ${'e'.repeat(4000)}... [truncated ${MiB - 4000} chars] [the body is longer than ${MiB} bytes; the rest was not read]`);
+  assert.equal(events.at(-1).type, 'agent_end');
+  await gone; // the server saw the client go away
+});
+
 test('a timeoutMs beyond 2^31-1 ms is clamped: the run waits for a slow answer instead of timing out at once', async () => {
   const server = await serve((_req, res) => {
     setTimeout(() => { res.writeHead(200, { 'content-type': 'text/event-stream' }); res.end(sseAnswer('openai-completions', 'late but fine')); }, 50);
