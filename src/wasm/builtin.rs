@@ -157,6 +157,22 @@ fn new_decoder(model: &Rc<Value>, now: f64) -> Box<dyn Decoder> {
 /// The HTTP error text: pi-ai's Responses provider prefixes it with the provider.
 fn api_http_error(api: Api, model: &Value, response: &Response, body: &str) -> String {
     let status = response.status;
+    if api == Api::Google {
+        // @google/genai's: a JSON body (by its content type) as JSON, else an error object
+        // of the text, the status and its text.
+        let json = response
+            .header("content-type")
+            .is_some_and(|t| t.contains("application/json"));
+        let v = match serde_json::from_str::<Value>(body) {
+            Ok(v) if json => v,
+            _ => serde_json::json!({ "error": {
+                "message": body,
+                "code": status,
+                "status": get(&response.response, "statusText").as_string().unwrap_or_default(),
+            }}),
+        };
+        return cut(&crate::jsnum::json_stringify(&v), MAX_ERROR_BODY);
+    }
     if api == Api::Anthropic {
         // Anthropic's SDK: the body's `message`, else the whole JSON body, else its text.
         let trimmed = body.trim();

@@ -296,7 +296,8 @@ test('a key from the environment never shows in an error, even when the server e
     assert.equal(ours.requests, 1);
     assert.deepEqual(ours.headers, theirs.headers, `${provider}: the same key headers`);
     assert.equal(ours.stopReason, 'error');
-    assert.match(ours.errorMessage, /401/);
+    // Gemini's text is the JSON body alone, as pi-ai's client words it; the others name the status.
+    assert.match(ours.errorMessage, provider === 'google' ? /^\{"error":\{"message":"Incorrect API key provided/ : /401/);
     assert.match(ours.errorMessage, /\[redacted\]/, `${provider}: the echoed key is cut out`);
     assertHidden(ours, secret);
   }
