@@ -380,10 +380,25 @@ export declare function getDefaultStreamFn(): StreamFn;
  * requested over `fetch` and decoded in wasm. Reads `apiKey`, `signal`, `maxTokens`,
  * `temperature`, `toolChoice`, `reasoning`, `headers`, `identity`, `maxRetries`,
  * `maxRetryDelayMs`, `timeoutMs`, `fetch`, `onPayload`, `onResponse`, `sessionId`,
- * `cacheRetention`, `thinkingBudgets` and `metadata` from the options (in a loop: from the
- * config). Inside a loop its deltas never cross into JS one by one.
+ * `cacheRetention`, `thinkingBudgets`, `metadata` and `maxEventBytes` from the options (in a
+ * loop: from the config). Inside a loop its deltas never cross into JS one by one.
  */
-export declare const streamSimple: StreamFn;
+export declare const streamSimple: {
+  streamFn(
+    model: Model<Api>,
+    context: TranscriptContext,
+    options?: BuiltinStreamOptions,
+  ): AssistantMessageEventSource | Promise<AssistantMessageEventSource>;
+}["streamFn"];
+
+/** The built-in `streamSimple`'s options: pi-ai's, and bounds of this package's own. */
+export interface BuiltinStreamOptions extends SimpleStreamOptions {
+  /**
+   * The longest SSE line, and the most data one event may gather, in bytes (default 64 MiB,
+   * far above real traffic). Past it the response ends as an error naming this option.
+   */
+  maxEventBytes?: number;
+}
 
 // ---------------------------------------------------------------------------------------
 // Proxy stream function

@@ -128,3 +128,13 @@ agent.followUpMode = "one-at-a-time";
 agent.abort();
 agent.reset();
 unsubscribe();
+
+// ---- the built-in stream's own option, and the built-in stream as a loop's streamFn ----
+import { streamSimple, type BuiltinStreamOptions } from 'pi-agent-wasm';
+
+const bounded: BuiltinStreamOptions = { apiKey: 'k', timeoutMs: 30_000, maxEventBytes: 8 * 1024 * 1024 };
+void streamSimple(model, { messages: [] }, bounded);
+const smallWorker: StreamFn = (m, c, o) => streamSimple(m, c, { ...o, maxEventBytes: 8 * 1024 * 1024 });
+void smallWorker;
+// @ts-expect-error maxEventBytes is a number of bytes
+void streamSimple(model, { messages: [] }, { maxEventBytes: '8MB' });
