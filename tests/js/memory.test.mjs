@@ -3,7 +3,8 @@
 // run's whole identity table alive (about 380 KB per run of this shape).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { initSync } from '../../pkg/pi_agent_wasm.js';
+// The package's own loader (the module 'pi-agent-wasm' resolves to): the live instance's size.
+import { memorySize } from '../../pkg/wasm.js';
 import { runAgentLoop, createAssistantMessageEventStream, ready } from 'pi-agent-wasm';
 
 const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
@@ -32,11 +33,10 @@ async function oneRun() {
 
 test('100 tool-using runs leave wasm memory flat after warm-up (no per-run leak)', async () => {
   await ready();
-  const wasm = initSync({ module: new Uint8Array(0) }); // the instance already loaded
   for (let i = 0; i < 20; i++) await oneRun();
-  const before = wasm.memory.buffer.byteLength;
+  const before = memorySize();
   for (let i = 0; i < 100; i++) await oneRun();
-  const grown = wasm.memory.buffer.byteLength - before;
+  const grown = memorySize() - before;
   assert.ok(grown <= 256 * 1024, `wasm memory grew by ${grown} bytes over 100 runs`);
 });
 
@@ -54,15 +54,14 @@ test('200 built-in-stream turns through one Agent leave wasm memory flat after w
       getApiKey: () => 'k',
     });
     await ready();
-    const wasm = initSync({ module: new Uint8Array(0) });
     const run = async () => {
       await agent.prompt('what is 17*23?');
       agent.reset();
     };
     for (let i = 0; i < 20; i++) await run();
-    const before = wasm.memory.buffer.byteLength;
+    const before = memorySize();
     for (let i = 0; i < 100; i++) await run();
-    const grown = wasm.memory.buffer.byteLength - before;
+    const grown = memorySize() - before;
     assert.deepEqual(agent.state.messages.map((m) => m.role), ['system'], 'reset keeps the replayed system message');
     assert.ok(grown <= 256 * 1024, `wasm memory grew by ${grown} bytes over 100 Agent runs (200 turns)`);
   } finally {
