@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up what is missing, build the package when its sources changed, then
 # serve the demo page (www/) with the embedded scripted demo model. Prints the URL.
-# Arguments go to the server: --port N (default 8787, or $PORT), --host H.
+# Arguments go to the server: --port N (default 8787, or $PORT), --host H, --allowed-hosts a,b.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

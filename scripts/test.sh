@@ -69,6 +69,8 @@ run native-tests cargo test --quiet
 
 stage build
 bash scripts/build.sh
+# The variant that traps on purpose, for tests/js/trap.test.mjs (into target/, never pkg/).
+node tests/js/shared/trap-build.mjs
 
 run wasm-node cargo test --target wasm32-unknown-unknown --test wasm
 run wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \

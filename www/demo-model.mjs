@@ -11,7 +11,58 @@
 // After tool results come back it writes the final answer from them, and every answer starts
 // with a short thinking block (`reasoning_content`), so a UI's thinking path is exercised.
 
-const ARITHMETIC = /(-?\d+(?:\.\d+)?)\s*([*x×/÷+\-])\s*(-?\d+(?:\.\d+)?)/g;
+// Arithmetic is found in a list of tokens, each read by one sticky match as long as the token,
+// so the scan is linear in the message. (A single regex for "number op number" backtracked
+// over every start in a long run of digits: 100 KB of them took 24 s.)
+const TOKEN = /(\d+)|(\s+)|([*x×/÷+-])|(\.)|[^]/uy;
+const OPS = { x: '*', '×': '*', '÷': '/' };
+const MAX_CALCULATIONS = 8;
+
+/** The tokens of `message`: `{ digits }`, `{ op }`, `{ dot: true }`, `{ space: true }` or `{}`
+ * (anything else). */
+function tokens(message) {
+  const out = [];
+  TOKEN.lastIndex = 0;
+  for (let m = TOKEN.exec(message); m !== null; m = TOKEN.exec(message)) {
+    if (m[1] !== undefined) out.push({ digits: m[1] });
+    else if (m[2] !== undefined) out.push({ space: true });
+    else if (m[3] !== undefined) out.push({ op: m[3] });
+    else out.push(m[4] !== undefined ? { dot: true } : {});
+  }
+  return out;
+}
+
+/** `a op b` pairs, left to right and not overlapping, as `[a, op, b]`: what
+ * `/(-?\d+(?:\.\d+)?)\s*([*x×/÷+\-])\s*(-?\d+(?:\.\d+)?)/g` finds, without its backtracking. */
+function arithmetic(message) {
+  const t = tokens(message);
+  // A number at token i: an optional `-`, digits, and optionally `.` and digits; [text, next].
+  const number = (i) => {
+    const sign = t[i]?.op === '-' ? '-' : '';
+    const at = sign ? i + 1 : i;
+    const whole = t[at]?.digits;
+    if (whole === undefined) return undefined;
+    const fraction = t[at + 1]?.dot ? t[at + 2]?.digits : undefined;
+    return fraction === undefined ? [sign + whole, at + 1] : [`${sign}${whole}.${fraction}`, at + 3];
+  };
+  const skipSpace = (i) => (t[i]?.space ? i + 1 : i);
+  const found = [];
+  for (let i = 0; i < t.length; ) {
+    const a = number(i);
+    if (a) {
+      const at = skipSpace(a[1]);
+      const op = t[at]?.op;
+      const b = op === undefined ? undefined : number(skipSpace(at + 1));
+      if (b) {
+        found.push([a[0], op, b[0]]);
+        i = b[1];
+        continue;
+      }
+    }
+    i += 1;
+  }
+  return found;
+}
 
 const text = (m) => (typeof m.content === 'string' ? m.content : (m.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('\n'));
 
@@ -19,8 +70,10 @@ const text = (m) => (typeof m.content === 'string' ? m.content : (m.content ?? [
 function intents(message) {
   const calls = [];
   const lower = message.toLowerCase();
-  for (const [, a, op, b] of message.matchAll(ARITHMETIC)) {
-    const sign = { x: '*', '×': '*', '÷': '/' }[op] ?? op;
+  // At most a few calculations: each streams for a while, and a message of 450,000 "1-"
+  // would otherwise keep one response going for hours.
+  for (const [a, op, b] of arithmetic(message).slice(0, MAX_CALCULATIONS)) {
+    const sign = OPS[op] ?? op;
     calls.push({ name: 'calculator', arguments: { expression: `${a}${sign}${b}` } });
   }
   if (/\b(time|clock|date)\b/.test(lower)) calls.push({ name: 'clock', arguments: {} });
@@ -41,7 +94,7 @@ function plainAnswer(message) {
 /** The final answer written from the tool results that follow the last assistant message. */
 function answerFromResults(results, steering) {
   const lines = results.map((r) => {
-    const body = text(r);
+    const body = text(r).slice(0, 200);
     if (r.isError) return `- **${r.toolName}** failed: ${body}`;
     if (r.toolName === 'calculator') return `- The result is **${body}**.`;
     if (r.toolName === 'clock') return `- It is **${body}**.`;
@@ -49,6 +102,13 @@ function answerFromResults(results, steering) {
   });
   const notes = steering.map((s) => `\n\nNoted your message: “${s.slice(0, 200)}”.`).join('');
   return `Here is what the tools returned:\n\n${lines.join('\n')}${notes}`;
+}
+
+/** Whether a tool result reads as a failure: its first line starts with "Error", is "Tool …
+ * not found", or mentions "failed". String tests, linear in the text. */
+function looksFailed(content) {
+  const line = content.split(/[\n\r\u2028\u2029]/, 1)[0];
+  return line.startsWith('Error') || (line.startsWith('Tool ') && line.indexOf(' not found', 5) >= 0) || line.includes('failed');
 }
 
 /**
@@ -62,7 +122,7 @@ export function respond(body) {
   const results = after.filter((m) => m.role === 'tool').map((m) => {
     const call = messages[lastAssistant]?.tool_calls?.find((c) => c.id === m.tool_call_id);
     const content = text(m);
-    return { toolName: call?.function?.name ?? 'tool', content, isError: /^(Error|Tool .* not found|.*failed)/.test(content) };
+    return { toolName: call?.function?.name ?? 'tool', content, isError: looksFailed(content) };
   });
   const users = after.filter((m) => m.role === 'user').map(text);
   // A new request after the results (a question, a greeting) is answered as such; anything
@@ -80,8 +140,13 @@ export function respond(body) {
 
 const pieces = (s, n) => s.match(new RegExp(`[\\s\\S]{1,${n}}`, 'gu')) ?? [];
 
+/** The longest answer text streamed: it goes out in small timed pieces, so a request that
+ * echoes a lot (many tool results) would otherwise keep its response going for hours. */
+const MAX_TEXT = 4000;
+
 /** The SSE body of an answer, as [text, delayMs] pieces. */
 export function stream(answer, model = 'demo-scripted') {
+  if (answer.text?.length > MAX_TEXT) answer = { ...answer, text: `${answer.text.slice(0, MAX_TEXT)}…` };
   const head = { id: 'chatcmpl-demo', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model };
   const chunk = (delta, finish = null, extra = {}) => `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
   const out = [[chunk({ role: 'assistant', content: '' }), 0]];

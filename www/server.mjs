@@ -3,7 +3,13 @@
 // /demo/v1/chat/completions (and, under /demo/unauthorized/, a provider that refuses every
 // key, to show the page's error state offline). Prints the page's URL.
 //
-//   node www/server.mjs [--port N] [--host H]     (npm start builds first, then runs this)
+//   node www/server.mjs [--port N] [--host H] [--allowed-hosts a,b]
+//   (npm start builds first, then runs this)
+//
+// Hardened for a machine whose browser visits other sites: requests must name a local host
+// (DNS rebinding), bodies are limited (413), and a malformed model request is a 400 with a
+// JSON error. Any web page can still POST here without a preflight (as text/plain), so
+// nothing on the request path may cost more than linear time in the body.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
@@ -17,6 +23,15 @@ const arg = (name, fallback) => {
 };
 const port = Number(arg('port', process.env.PORT ?? 8787));
 const host = arg('host', process.env.HOST ?? '127.0.0.1');
+// Host names served besides the local ones, comma-separated; `*` allows any.
+const extraHosts = new Set(
+  String(arg('allowed-hosts', process.env.ALLOWED_HOSTS ?? ''))
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean),
+);
+/** The largest request body read (the demo's requests are a few KB). */
+const MAX_BODY = 1024 * 1024;
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
@@ -34,21 +49,97 @@ function fileFor(pathname) {
   return file.startsWith(join(root, 'www') + sep) ? file : undefined;
 }
 
+/** Whether the Host header names this machine: `localhost` (and `*.localhost`), 127.0.0.1,
+ * [::1], or a name given with --allowed-hosts. A page on another site whose name was
+ * re-pointed at 127.0.0.1 (DNS rebinding) still sends its own name, and is refused. */
+function hostAllowed(header) {
+  if (extraHosts.has('*')) return true;
+  if (typeof header !== 'string') return false;
+  const value = header.toLowerCase();
+  const name = value.startsWith('[') ? value.slice(0, value.indexOf(']') + 1) : value.split(':', 1)[0];
+  return name === 'localhost' || name.endsWith('.localhost') || name === '127.0.0.1' || name === '[::1]' || extraHosts.has(name);
+}
+
+/** Sends `{ error: { message } }` with `status`. */
+function fail(res, status, message, headers = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ error: { message, type: 'invalid_request_error' } }));
+}
+
+/** The request body as text, or undefined (after answering 413) when it exceeds MAX_BODY.
+ * The rest of a body that is too large is read and dropped (so the client, still sending,
+ * sees the answer rather than a reset), up to a bound: then the connection is cut. */
+function readBody(req, res) {
+  const tooLarge = () => {
+    fail(res, 413, `Request body is larger than ${MAX_BODY} bytes`);
+    let dropped = 0;
+    req.on('data', (chunk) => {
+      dropped += chunk.length;
+      if (dropped > 16 * MAX_BODY) req.socket.destroy();
+    });
+    return undefined;
+  };
+  if (Number(req.headers['content-length']) > MAX_BODY) return Promise.resolve(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    const done = (value) => {
+      req.off('data', onData).off('end', onEnd).off('error', reject);
+      resolve(value);
+    };
+    const onData = (chunk) => {
+      size += chunk.length;
+      if (size <= MAX_BODY) return chunks.push(chunk);
+      done(tooLarge());
+    };
+    // Decoded once whole, so a character split between chunks stays whole.
+    const onEnd = () => done(Buffer.concat(chunks).toString('utf8'));
+    req.on('data', onData).on('end', onEnd).on('error', reject);
+  });
+}
+
+/** What is wrong with a Chat Completions body for the demo model, or undefined. Checked before
+ * answering, so a malformed request gets a 400 rather than an empty 200. */
+function problem(body) {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'the body must be a JSON object';
+  if (!Array.isArray(body.messages)) return '`messages` must be an array';
+  for (const [i, m] of body.messages.entries()) {
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) return `messages[${i}] must be an object`;
+    if (typeof m.role !== 'string') return `messages[${i}].role must be a string`;
+    const c = m.content;
+    if (c !== undefined && c !== null && typeof c !== 'string') {
+      if (!Array.isArray(c)) return `messages[${i}].content must be a string or an array`;
+      const bad = c.findIndex((b) => b === null || typeof b !== 'object' || (b.type === 'text' && typeof b.text !== 'string'));
+      if (bad >= 0) return `messages[${i}].content[${bad}] must be an object (a text part has a string \`text\`)`;
+    }
+    if (m.tool_calls !== undefined && (!Array.isArray(m.tool_calls) || m.tool_calls.some((t) => t === null || typeof t !== 'object'))) {
+      return `messages[${i}].tool_calls must be an array of objects`;
+    }
+  }
+  return undefined;
+}
+
 async function demoModel(req, res) {
-  let raw = '';
-  for await (const chunk of req) raw += chunk;
+  const raw = await readBody(req, res);
+  if (raw === undefined) return;
   let body;
   try {
     body = JSON.parse(raw);
   } catch {
-    res.writeHead(400, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { message: 'Request body is not JSON' } }));
-    return;
+    return fail(res, 400, 'Request body is not JSON');
+  }
+  const wrong = problem(body);
+  if (wrong) return fail(res, 400, `Malformed request: ${wrong}`);
+  let pieces;
+  try {
+    pieces = stream(respond(body), body.model);
+  } catch (error) {
+    return fail(res, 400, `Malformed request: ${error.message}`);
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let closed = false;
   res.on('close', () => { closed = true; });
-  for (const [piece, delay] of stream(respond(body), body.model)) {
+  for (const [piece, delay] of pieces) {
     if (closed) return;
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
     res.write(piece);
@@ -57,6 +148,10 @@ async function demoModel(req, res) {
 }
 
 const server = createServer(async (req, res) => {
+  if (!hostAllowed(req.headers.host)) {
+    req.resume();
+    return fail(res, 403, 'This host name is not served here; start the demo server with --allowed-hosts <name> (or ALLOWED_HOSTS) to allow it.');
+  }
   const url = new URL(req.url, 'http://localhost');
   try {
     if (url.pathname === '/demo/v1/chat/completions' && req.method === 'POST') return await demoModel(req, res);
@@ -79,7 +174,11 @@ const server = createServer(async (req, res) => {
     res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
     res.end(bytes);
   } catch (error) {
-    if (!res.headersSent) res.writeHead(error.code === 'ENOENT' || error.code === 'EISDIR' ? 404 : 500);
+    if (!res.headersSent) {
+      const missing = error.code === 'ENOENT' || error.code === 'EISDIR';
+      // A path that is not valid percent-encoding is the request's fault.
+      res.writeHead(missing ? 404 : error instanceof URIError ? 400 : 500);
+    }
     res.end();
   }
 });

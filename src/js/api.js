@@ -1,6 +1,5 @@
 // The package's public surface, shared by every runtime entry. The entry shims
 // (browser.js, node.js, workerd.js) say where the one .wasm comes from and re-export this.
-import { SseDecoder as WasmSseDecoder } from './pi_agent_wasm.js';
 import { requireReady } from './wasm.js';
 
 export { ready } from './wasm.js';
@@ -21,11 +20,42 @@ export { EventStream, AssistantMessageEventStream, createAssistantMessageEventSt
 
 /**
  * Incremental Server-Sent Events decoder. Synchronous, so the module must be loaded: Node
- * and Workers load it here; in a browser, `await ready()` first.
+ * and Workers load it here; in a browser, `await ready()` first. It belongs to the instance
+ * it was made on: after an engine crash it throws a `wasm_crashed` error.
  */
-export class SseDecoder extends WasmSseDecoder {
+export class SseDecoder {
+  #inner;
+
   constructor() {
-    requireReady('new SseDecoder()');
-    super();
+    this.#inner = new (requireReady('new SseDecoder()').SseDecoder)();
+  }
+
+  /** The decoder in wasm; a freed one is refused here, before wasm sees a null pointer. */
+  #live() {
+    if (this.#inner === undefined) throw new Error('This SseDecoder was freed');
+    return this.#inner;
+  }
+
+  feed(chunk) {
+    return this.#live().feed(chunk);
+  }
+
+  finish() {
+    return this.#live().finish();
+  }
+
+  get truncated() {
+    return this.#live().truncated;
+  }
+
+  get retry() {
+    return this.#live().retry;
+  }
+
+  free() {
+    const inner = this.#inner;
+    this.#inner = undefined;
+    inner?.free();
   }
 }
+if (Symbol.dispose) SseDecoder.prototype[Symbol.dispose] = SseDecoder.prototype.free;

@@ -3,9 +3,9 @@
 // response streams for the core: it iterates the stream and emits each `message_update`
 // itself, handing wasm only the `start` partial and the final message, so a streamed delta
 // never crosses the boundary (shared/design/streaming-boundary.md, point 4).
-import { runLoop, runToolCall as wasmRunToolCall, streamOnce } from './pi_agent_wasm.js';
 import { EventStream, AssistantMessageEventStream } from './event-stream.js';
-import { whenReady } from './wasm.js';
+import { guarded, crashText } from './wasm.js';
+import { watchRun, watchResponse, crashedToolCall } from './crash.js';
 import { envApiKey } from './env-keys.js';
 import { describeError } from './describe-error.js';
 import { redact } from './redact.js';
@@ -241,7 +241,11 @@ const GLUE = { openResponse, streamOptions, copyWith, updater, assignMeta, sleep
  */
 export function streamSimple(model, context, options) {
   const stream = new AssistantMessageEventStream();
-  whenReady(() => streamOnce(GLUE, model, context, options, (event) => stream.push(event))).then(
+  const response = watchResponse((event) => stream.push(event), model);
+  guarded(
+    (wasm) => wasm.streamOnce(GLUE, model, context, options, response.push),
+    (crash) => response.close(crashText(crash)),
+  ).then(
     () => stream.end(),
     (error) => {
       // A stream function never throws for a failure (pi's StreamFn contract): a module
@@ -266,8 +270,18 @@ function resolveStreamFn(streamFn) {
   return fn === streamSimple ? 'builtin' : fn;
 }
 
+/** One run of the loop in wasm; should the engine crash under it, the run is ended from
+ * the events it emitted (crash.js). */
+function run(prompts, context, config, emit, signal, streamFn, isContinue) {
+  const watched = watchRun(emit);
+  return guarded(
+    (wasm) => wasm.runLoop(GLUE, prompts, context, config, watched.emit, signal, resolveStreamFn(streamFn), isContinue),
+    (crash) => watched.close(crashText(crash), config),
+  );
+}
+
 export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {
-  return whenReady(() => runLoop(GLUE, prompts, context, config, emit, signal, resolveStreamFn(streamFn), false));
+  return run(prompts, context, config, emit, signal, streamFn, false);
 }
 
 function checkContinue(context) {
@@ -282,7 +296,7 @@ function checkContinue(context) {
 
 export async function runAgentLoopContinue(context, config, emit, signal, streamFn) {
   checkContinue(context);
-  return whenReady(() => runLoop(GLUE, undefined, context, config, emit, signal, resolveStreamFn(streamFn), true));
+  return run(undefined, context, config, emit, signal, streamFn, true);
 }
 
 function agentStream() {
@@ -316,5 +330,8 @@ export function agentLoopContinue(context, config, signal, streamFn) {
 
 /** Runs one tool call through the same steps as a model-issued call, without events (L-38). */
 export function runToolCall(toolCall, options) {
-  return whenReady(() => wasmRunToolCall(GLUE, toolCall, options ?? {}));
+  return guarded(
+    (wasm) => wasm.runToolCall(GLUE, toolCall, options ?? {}),
+    (crash) => crashedToolCall(toolCall, crashText(crash)),
+  );
 }

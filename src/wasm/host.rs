@@ -409,6 +409,8 @@ impl JsSink {
             } => (*content_index, Some(delta.as_str())),
             _ => return None,
         };
+        #[cfg(feature = "test-trap")]
+        super::test_trap::check(delta.unwrap_or_default());
         // Text and thinking deltas need only their delta: the block is not looked up.
         let block = match event {
             E::TextDelta { .. } | E::ThinkingDelta { .. } => None,

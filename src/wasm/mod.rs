@@ -11,6 +11,8 @@ mod js;
 mod sse;
 mod stream_fn;
 mod table;
+#[cfg(feature = "test-trap")]
+mod test_trap;
 mod tools;
 
 pub use error::JsResult;

@@ -29,6 +29,8 @@ impl JsSseDecoder {
     /// Feeds a chunk of the body; returns the events it completed, in order.
     pub fn feed(&mut self, chunk: &[u8]) -> JsResult<JsValue> {
         self.inner.feed(chunk, &mut self.out);
+        #[cfg(feature = "test-trap")]
+        super::test_trap::check_bytes(chunk);
         self.drain()
     }
 

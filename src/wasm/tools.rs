@@ -132,6 +132,12 @@ impl Tool for JsTool {
                 };
                 return Err(Thrown::new(hook_values::not_a_result(&self.name, got)));
             }
+            #[cfg(feature = "test-trap")]
+            super::test_trap::check(
+                &get(&get(&value, "details"), "trap")
+                    .as_string()
+                    .unwrap_or_default(),
+            );
             self.table
                 .to_rust(&value, "a tool result")
                 .map_err(Thrown::new)

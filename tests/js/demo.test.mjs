@@ -1,10 +1,13 @@
 // The demo page (www/) served by the main job's server with the embedded scripted model,
 // driven in headless Chromium (Debian's, via playwright-core): a parallel tool conversation,
 // abort during a slow tool, steering during a slow tool, an unreachable provider and
-// recovery. Saves a screenshot of the finished conversation to test-results/.
+// recovery. Saves a screenshot of the finished conversation to test-results/. Then the
+// server itself under hostile requests (issue 12, defect 10): a slow regex, huge bodies,
+// foreign Host names, malformed bodies.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { launchChromium, repoRoot } from './helpers.mjs';
@@ -13,17 +16,26 @@ let server;
 let url;
 let browser;
 
-before(async () => {
-  server = spawn(process.execPath, [join(repoRoot, 'www/server.mjs'), '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  url = await new Promise((resolve, reject) => {
+/** Starts www/server.mjs on a free port; resolves to { child, url }. */
+async function startDemoServer(args = [], env = {}) {
+  const child = spawn(process.execPath, [join(repoRoot, 'www/server.mjs'), '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
+  const address = await new Promise((resolve, reject) => {
     let out = '';
-    server.stdout.on('data', (d) => {
+    child.stdout.on('data', (d) => {
       out += d;
       const m = out.match(/http:\/\/\S+\//);
       if (m) resolve(m[0]);
     });
-    server.on('exit', (code) => reject(new Error(`demo server exited with ${code}`)));
+    child.on('exit', (code) => reject(new Error(`demo server exited with ${code}`)));
   });
+  return { child, url: address };
+}
+
+before(async () => {
+  ({ child: server, url } = await startDemoServer());
   browser = await launchChromium();
 });
 
@@ -158,4 +170,156 @@ test('demo: a refused API key shows the provider\'s error text, never the key', 
   assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'not stored unless asked');
   assert.deepEqual(problems.filter((p) => !/401|Failed to load resource/.test(p)), []);
   await page.close();
+});
+
+// --- The server under hostile requests (issue 12, defect 10). ---
+
+/**
+ * One request to the demo server at `base`: resolves to { status, type, text, sent }. `body`
+ * is a string, or a function `(req) => void` that writes it (and should stop once
+ * `req.answered` is true). `headers.host` replaces the Host header.
+ */
+function send(base, path, { method = 'POST', headers = {}, body } = {}) {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, method, path, headers }, (res) => {
+      req.answered = true;
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => {
+        resolve({ status: res.statusCode, type: res.headers['content-type'], text, sent: req.sent });
+        req.destroy();
+      });
+      res.on('error', reject);
+    });
+    req.sent = 0;
+    req.on('error', (error) => { if (!req.answered) reject(error); });
+    if (typeof body === 'function') body(req);
+    else req.end(body);
+  });
+}
+
+/** The answer text a Chat Completions SSE body streams. */
+const answerText = (sse) =>
+  sse
+    .split('\n')
+    .filter((line) => line.startsWith('data: {'))
+    .map((line) => JSON.parse(line.slice(6)).choices[0].delta.content ?? '')
+    .join('');
+
+const chat = (content) => JSON.stringify({ model: 'demo', stream: true, messages: [{ role: 'user', content }] });
+
+test('demo server: the model reads arithmetic in linear time; 900 KB of digits sent cross-site as text/plain is answered', { timeout: 120_000 }, async () => {
+  const { respond } = await import('../../www/demo-model.mjs');
+  const expressions = (text) => (respond({ messages: [{ role: 'user', content: text }] }).calls ?? []).map((c) => c.arguments.expression);
+  // The same answers as the single regex it replaces.
+  assert.deepEqual(expressions('what is 17*23?'), ['17*23']);
+  assert.deepEqual(expressions('6 x 7 and 1.5 + 2.25'), ['6*7', '1.5+2.25']);
+  assert.deepEqual(expressions('5--3, -2 ÷ 4, 8 ×-1'), ['5--3', '-2/4', '8*-1']);
+  assert.deepEqual(expressions('9.59.5/11 then 3-4-5'), ['59.5/11', '3-4']);
+  assert.deepEqual(expressions('x-3*2'), ['-3*2']);
+  assert.deepEqual(expressions('1.*2'), []);
+  assert.equal(expressions('1-'.repeat(1000)).length, 8, 'a few calculations at most');
+  // The old regex needed about 24 s for 100 KB of digits and grew with the square of the
+  // length: this body would have blocked the server for over half an hour.
+  for (const content of ['7'.repeat(900_000), '1-'.repeat(450_000), `Tool ${'x'.repeat(900_000)}`]) {
+    const answer = await send(url, '/demo/v1/chat/completions', { headers: { 'content-type': 'text/plain' }, body: chat(content) });
+    assert.equal(answer.status, 200, answer.text.slice(0, 200));
+    assert.match(answer.text, /data: \[DONE\]\n\n$/);
+  }
+  const results = JSON.stringify({
+    messages: [
+      { role: 'user', content: '2*3' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calculator', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: `Tool ${'y'.repeat(900_000)} not found` },
+    ],
+  });
+  const answer = await send(url, '/demo/v1/chat/completions', { body: results });
+  assert.equal(answer.status, 200);
+  assert.match(answerText(answer.text), /\*\*calculator\*\* failed: Tool y{195}/, 'the result reads as a failure');
+});
+
+test('demo server: a body over 1 MiB gets a 413 JSON error, and is not read to its end', async () => {
+  const declared = await send(url, '/demo/v1/chat/completions', {
+    headers: { 'content-type': 'application/json', 'content-length': String(300 * 1024 * 1024) },
+    // Announces 300 MB, sends a few bytes: answered without waiting for the rest.
+    body: (req) => req.write('{"messages":'),
+  });
+  assert.equal(declared.status, 413);
+  assert.match(JSON.parse(declared.text).error.message, /larger than 1048576 bytes/);
+
+  const total = 64 * 1024 * 1024;
+  const streamed = await send(url, '/demo/v1/chat/completions', {
+    headers: { 'content-type': 'text/plain' },
+    // Chunked, no length: 64 MB of digits written until the server answers.
+    body: (req) => {
+      const chunk = Buffer.alloc(64 * 1024, '1');
+      const pump = () => {
+        while (!req.answered && req.sent < total) {
+          req.sent += chunk.length;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        if (!req.answered) req.end();
+      };
+      pump();
+    },
+  });
+  assert.equal(streamed.status, 413, streamed.text.slice(0, 200));
+  assert.equal(streamed.type, 'application/json');
+  assert.ok(streamed.sent < total, `answered only after the whole ${streamed.sent} bytes were sent`);
+  // The server still answers.
+  assert.equal((await send(url, '/demo/v1/chat/completions', { body: chat('hello') })).status, 200);
+});
+
+test('demo server: only local Host names are served (DNS rebinding), unless --allowed-hosts or ALLOWED_HOSTS names more', async () => {
+  const { port } = new URL(url);
+  for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `app.localhost:${port}`, 'LOCALHOST']) {
+    assert.equal((await send(url, '/', { method: 'GET', headers: { host } })).status, 200, host);
+  }
+  for (const host of [`evil.example:${port}`, 'evil.example', `localhost.evil.example:${port}`, `127.0.0.1.nip.io:${port}`, '[::1']) {
+    const refused = await send(url, '/demo/v1/chat/completions', { headers: { host }, body: chat('hello') });
+    assert.equal(refused.status, 403, host);
+    assert.match(JSON.parse(refused.text).error.message, /--allowed-hosts/);
+    assert.equal((await send(url, '/', { method: 'GET', headers: { host } })).status, 403, host);
+  }
+  for (const [args, env] of [[['--allowed-hosts', 'demo.test, Other.test'], {}], [[], { ALLOWED_HOSTS: 'demo.test,other.test' }]]) {
+    const extra = await startDemoServer(args, env);
+    try {
+      const { port: p } = new URL(extra.url);
+      assert.equal((await send(extra.url, '/', { method: 'GET', headers: { host: `demo.test:${p}` } })).status, 200);
+      assert.equal((await send(extra.url, '/', { method: 'GET', headers: { host: 'other.test' } })).status, 200);
+      assert.equal((await send(extra.url, '/', { method: 'GET', headers: { host: `localhost:${p}` } })).status, 200);
+      assert.equal((await send(extra.url, '/', { method: 'GET', headers: { host: `evil.example:${p}` } })).status, 403);
+    } finally {
+      extra.child.kill();
+    }
+  }
+});
+
+test('demo server: a malformed model request gets a 400 JSON error that names the problem', async () => {
+  const cases = [
+    ['null', /must be a JSON object/],
+    ['5', /must be a JSON object/],
+    ['[]', /must be a JSON object/],
+    ['{}', /`messages` must be an array/],
+    ['{"messages":5}', /`messages` must be an array/],
+    ['{"messages":[null]}', /messages\[0\] must be an object/],
+    ['{"messages":[{"role":1}]}', /messages\[0\]\.role must be a string/],
+    ['{"messages":[{"role":"user","content":5}]}', /messages\[0\]\.content must be a string or an array/],
+    ['{"messages":[{"role":"user","content":[null]}]}', /messages\[0\]\.content\[0\] must be an object/],
+    ['{"messages":[{"role":"user","content":[{"type":"text","text":{}}]}]}', /content\[0\] must be an object/],
+    ['{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[null]}]}', /messages\[1\]\.tool_calls must be an array of objects/],
+    ['{"messages":', /not JSON/],
+  ];
+  for (const [body, message] of cases) {
+    const answer = await send(url, '/demo/v1/chat/completions', { headers: { 'content-type': 'application/json' }, body });
+    assert.equal(answer.status, 400, body);
+    assert.equal(answer.type, 'application/json', body);
+    assert.match(JSON.parse(answer.text).error.message, message, body);
+  }
+  assert.equal((await send(url, '/%E0%A4%A', { method: 'GET' })).status, 400, 'a path that is not percent-encoding');
+  const fine = await send(url, '/demo/v1/chat/completions', { body: chat('what is 17*23?') });
+  assert.equal(fine.status, 200);
+  assert.match(fine.text, /"name":"calculator"/);
 });
