@@ -6,7 +6,7 @@
 // fault matrix (fault-matrix.test.mjs) runs the stalls and the endless line on all four APIs.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { initSync } from '../../pkg/pi_agent_wasm.js';
+import { memorySize } from '../../pkg/wasm.js';
 import { ready, streamSimple } from 'pi-agent-wasm';
 import { faultServer, modelAt, runLoop, sseAnswer } from './shared/four-apis.mjs';
 
@@ -24,8 +24,7 @@ async function serve(handler) {
 /** The wasm instance's linear memory in bytes (it never shrinks: its size is the high-water mark). */
 async function wasmMemory() {
   await ready();
-  const wasm = initSync({ module: new Uint8Array(0) }); // the instance already loaded
-  return () => wasm.memory.buffer.byteLength;
+  return memorySize;
 }
 
 /** Writes `piece` until the client goes away; resolves `closed` when it has. */
