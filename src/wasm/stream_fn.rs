@@ -126,12 +126,11 @@ impl AssistantStream for JsResponse {
         })
     }
 
+    /// The glue's `next` gave `{ ...partial }` already (a getter that throws there rejects
+    /// the run, as pi's spread does).
     fn start_snapshot(&mut self, _partial: &Partial) -> AgentMessage {
         match &self.partial_js {
-            Some(js) => match call(&self.copy, &[js]) {
-                Ok(copy) => self.table.opaque(copy),
-                Err(_) => Rc::new(Value::Null),
-            },
+            Some(js) => self.table.opaque(js.clone()),
             None => Rc::new(Value::Null),
         }
     }
