@@ -125,6 +125,29 @@ function copyWith(object, key, value) {
   return copy;
 }
 
+/**
+ * The final message of a JS stream when it is not JSON: a copy in which each tool call
+ * whose arguments are not JSON (a BigInt, a cycle, a getter that throws) carries the reason
+ * in `argumentsError`, so that call gets an error result (pi's validation copies the
+ * arguments and fails such a call alone). `undefined` when no tool call is the cause.
+ */
+function jsonArguments(message) {
+  const content = message?.content;
+  if (!Array.isArray(content)) return undefined;
+  let marked = false;
+  const blocks = content.map((block) => {
+    if (block?.type !== 'toolCall') return block;
+    try {
+      JSON.stringify(block.arguments);
+      return block;
+    } catch (error) {
+      marked = true;
+      return { ...block, arguments: {}, argumentsError: `the arguments are not JSON (${describeError(error)})` };
+    }
+  });
+  return marked ? { ...message, content: blocks } : undefined;
+}
+
 /** The most items read from one array: far above any real transcript or tool list, and
  * below what would exhaust memory (a Proxy may claim a length of 2^32 - 1). */
 const MAX_ITEMS = 2 ** 24;
@@ -300,7 +323,7 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, items, readTool, hook, fields, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

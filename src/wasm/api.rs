@@ -162,6 +162,7 @@ pub async fn run_loop(
             open: glue_fn(&glue, "openResponse")?,
             copy: glue_fn(&glue, "copyWith")?,
             options: glue_fn(&glue, "streamOptions")?,
+            json_arguments: glue_fn(&glue, "jsonArguments")?,
             config: config.clone(),
             emit: emit.clone(),
             signal: signal.clone(),
