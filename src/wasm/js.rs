@@ -41,6 +41,26 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = JSON, js_name = stringify)]
     fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
 
+    /// `Function.prototype.call.call(f, this, ...)`: calls `f` as `f(...)` does, without
+    /// looking up `call` on `f` (a Proxy's `get` trap, an own `call` property).
+    #[wasm_bindgen(catch, js_namespace = ["Function", "prototype", "call"], js_name = call)]
+    fn call0(f: &Function, this: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["Function", "prototype", "call"], js_name = call)]
+    fn call1(f: &Function, this: &JsValue, a: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["Function", "prototype", "call"], js_name = call)]
+    fn call2(f: &Function, this: &JsValue, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["Function", "prototype", "call"], js_name = call)]
+    fn call3(
+        f: &Function,
+        this: &JsValue,
+        a: &JsValue,
+        b: &JsValue,
+        c: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+    /// `Reflect.apply(f, this, args)`.
+    #[wasm_bindgen(catch, js_namespace = Reflect, js_name = apply)]
+    fn reflect_apply(f: &Function, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
+
     /// `Promise.resolve(value)`, which reads `value.constructor` of a native Promise.
     #[wasm_bindgen(catch, js_namespace = Promise, js_name = resolve)]
     fn promise_resolve(value: &JsValue) -> Result<Promise, JsValue>;
@@ -91,20 +111,20 @@ pub fn thrown(e: JsValue) -> Thrown {
     }
 }
 
-/// `f.call(this, ...args)`: up to three arguments directly, more through an array (each
-/// push is a crossing into JS, and this runs for every emitted event).
+/// `f.call(this, ...args)` as a direct call makes it: up to three arguments directly, more
+/// through an array (each push is a crossing into JS, and this runs for every emitted event).
 fn invoke(f: &Function, this: &JsValue, args: &[&JsValue]) -> Result<JsValue, JsValue> {
     match args {
-        [] => f.call0(this),
-        [a] => f.call1(this, *a),
-        [a, b] => f.call2(this, *a, *b),
-        [a, b, c] => f.call3(this, *a, *b, *c),
+        [] => call0(f, this),
+        [a] => call1(f, this, a),
+        [a, b] => call2(f, this, a, b),
+        [a, b, c] => call3(f, this, a, b, c),
         _ => {
             let list = Array::new();
             for a in args {
                 list.push(a);
             }
-            f.apply(this, &list)
+            reflect_apply(f, this, &list)
         }
     }
 }
