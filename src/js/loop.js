@@ -299,10 +299,15 @@ function assignMeta(partial, metaJson) {
 function sleep(ms, signal) {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
+    // Runs from a timer or an event: a throwing getter of the caller's signal must not escape.
     const done = () => {
       clearTimeout(timer);
-      signal?.removeEventListener?.('abort', done);
       resolve();
+      try {
+        signal?.removeEventListener?.('abort', done);
+      } catch {
+        // The listener is `once`; the timer is cleared either way.
+      }
     };
     const timer = setTimeout(done, ms);
     signal?.addEventListener?.('abort', done, { once: true });

@@ -4,6 +4,7 @@
 // where pi gives one. None of these may leave a run pending or throw past its Promise. Each
 // case runs next to pi-agent-core 1.6.0 where pi settles, and says so where pi does not.
 import { test, after } from 'node:test';
+import { createServer } from 'node:http';
 import assert from 'node:assert/strict';
 import * as ours from 'pi-agent-wasm';
 import * as piCore from '@earendil-works/pi-agent-core';
@@ -303,4 +304,24 @@ test('the built-in stream: hostile headers, config getters, response headers and
   const odd = await settle(() => run({ onResponse: (info) => { seen.push(info.headers); } }, tampered({ headers: { get: () => null, [Symbol.iterator]() { throw new Error('iterator'); } } })));
   assert.equal(odd.value.at(-1).content[0].text, 'hello');
   assert.deepEqual(seen, [{}]);
+});
+
+test('a retry wait over a signal whose removeEventListener getter throws ends, with nothing thrown from its timer (it hung)', async (t) => {
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(500).end('busy');
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => server.close(r)));
+  const controller = new AbortController();
+  const signal = new Proxy(controller.signal, {
+    get(target, key) {
+      if (key === 'removeEventListener') throw new Error('removeEventListener getter');
+      const value = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const model = { id: 'm', api: 'openai-completions', provider: 'local', baseUrl: `http://127.0.0.1:${server.address().port}/v1` };
+  const out = await settle(() => ours.runAgentLoop([user()], { messages: [] }, { model, apiKey: 'k', maxRetries: 1, maxRetryDelayMs: 10, convertToLlm: (m) => m }, () => {}, signal, ours.streamSimple));
+  assert.equal(out.value.at(-1).errorMessage, '500 busy');
 });
