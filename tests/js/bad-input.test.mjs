@@ -13,7 +13,7 @@ import * as piCore from '@earendil-works/pi-agent-core';
 import { createAssistantMessageEventStream as piStream } from '@earendil-works/pi-ai';
 import {
   loopCase, runLoopPlan, toolCallCase, runToolCallPlan, agentCase, runAgentPlan, streamCase, runStreamPlan,
-  outcome, userMessage, assistantMessage, model, RUNAWAY,
+  outcome, userMessage, assistantMessage, model, RUNAWAY, startStreamServer,
 } from './shared/bad-input.mjs';
 
 const pi = { ...piCore, createAssistantMessageEventStream: piStream };
@@ -225,13 +225,16 @@ test(`bad input: ${COUNTS.Agent} seeded Agent cases settle and leave the Agent i
   await normalRun('after the Agent cases');
 });
 
-test(`bad input: ${COUNTS.stream} seeded streamSimple and streamProxy cases end their stream`, async () => {
+test(`bad input: ${COUNTS.stream} seeded streamSimple and streamProxy cases end their stream`, async (t) => {
+  // A real server answers; the caller's fetch (the input under test) misbehaves over it.
+  const server = await startStreamServer();
+  t.after(server.close);
   const base = 30_000;
   for (let seed = base + 1; seed <= base + COUNTS.stream; seed++) {
     if (ONLY && seed !== ONLY) continue;
     const plan = streamCase(seed);
     const label = `${plan.family} seed ${seed} (${plan.site} ${plan.fault.kind})`;
-    const out = await settles(label, () => runStreamPlan(plan, ours));
+    const out = await settles(label, () => runStreamPlan(plan, ours, server.origin));
     if (ONLY) console.log(label, out.value);
     // Failures are data: the stream ends with one error or done and a final message.
     if (out.value.kind === 'resolve') {

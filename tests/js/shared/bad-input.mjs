@@ -559,8 +559,10 @@ export async function runAgentPlan(plan, impl) {
   return { kind: 'ran', results, agent };
 }
 
-// --- streamSimple and streamProxy, over an injected fetch ---
+// --- streamSimple and streamProxy, over a real local server and a caller's fetch ---
 
+/** The bodies `startStreamServer` answers with: a Chat Completions stream for
+ * `/v1/chat/completions`, a streamProxy stream for `/api/stream`. */
 const SSE_OK = [
   'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n',
   'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
@@ -572,43 +574,67 @@ const PROXY_OK = [
   `data: {"type":"done","reason":"stop","usage":${JSON.stringify(USAGE)}}\n\n`,
 ];
 
+/** A 127.0.0.1 server for the stream cases, one write per event. Returns its origin. */
+export async function startStreamServer() {
+  const { createServer } = await import('node:http');
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', async () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const line of req.url.startsWith('/api/stream') ? PROXY_OK : SSE_OK) {
+        res.write(line);
+        await new Promise((r) => setImmediate(r));
+      }
+      res.end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => { server.close(r); server.closeAllConnections(); }) };
+}
+
 /** A hostile `fetch`: its response, headers, body, reader or chunks misbehave. */
 function fetchFault(r) {
   const thrown = thrownValue(r);
   return {
     kind: r.pick(['throws', 'rejects', 'notResponse', 'status', 'headers', 'body', 'reader', 'step', 'chunk', 'text', 'ok']),
     value: hostile(r, () => ({}), ['get', 'status', 'ok', 'body', 'headers']),
-    chunk: r.pick([v(() => 'text chunk'), v(() => 42), v(() => revoked(new Uint8Array(2))), v(() => Object.defineProperty(new Uint8Array([100, 97]), 'length', { get() { throw new Error('length'); } })), v(() => new DataView(new ArrayBuffer(4))), v(() => new Uint16Array([1, 2])), v(() => { const b = new ArrayBuffer(8); structuredClone(b, { transfer: [b] }); return new Uint8Array(b); })]),
+    chunk: r.pick([v(() => 'text chunk'), v(() => 42), v(() => revoked(new Uint8Array(2))), v(() => Object.defineProperty(new Uint8Array([100, 97]), 'length', { get() { throw new Error('length'); } })), v(() => new DataView(new ArrayBuffer(4))), v(() => new Uint16Array([1, 2])), v(() => { const b = new Uint8Array(8); structuredClone(b.buffer, { transfer: [b.buffer] }); return b; })]),
     thrown,
     at: r.int(3),
   };
 }
 
-function fakeFetch(fault, body) {
-  return async () => {
+/** The caller's `fetch`: the real one, then `fault` applied to what it gives. */
+function faultyFetch(fault) {
+  return async (url, init) => {
     const f = fault;
     if (f.kind === 'throws') throw f.thrown.make();
     if (f.kind === 'rejects') return Promise.reject(f.thrown.make());
-    if (f.kind === 'notResponse') return f.value.make();
-    const chunks = body.map((s) => new TextEncoder().encode(s));
+    const response = await fetch(url, init);
+    if (f.kind === 'notResponse') {
+      await response.body.cancel();
+      return f.value.make();
+    }
+    const real = response.body.getReader();
     let i = 0;
     const reader = {
-      read: async () => {
-        if (f.kind === 'step' && i === f.at) return f.value.make();
-        if (f.kind === 'chunk' && i === f.at) { i++; return { done: false, value: f.chunk.make() }; }
-        return i < chunks.length ? { done: false, value: chunks[i++] } : { done: true, value: undefined };
+      read: () => {
+        const n = i++;
+        if (f.kind === 'step' && n === f.at) return Promise.resolve(f.value.make());
+        if (f.kind === 'chunk' && n === f.at) return Promise.resolve({ done: false, value: f.chunk.make() });
+        return real.read();
       },
-      cancel: async () => {},
-      releaseLock() {},
+      cancel: (reason) => real.cancel(reason),
+      releaseLock: () => real.releaseLock(),
     };
-    const headers = new Headers({ 'content-type': 'text/event-stream' });
+    const pick = (kind, own) => (f.kind === kind ? f.value.make() : own);
     return {
-      status: f.kind === 'status' ? f.value.make() : 200,
-      ok: f.kind === 'ok' ? f.value.make() : true,
-      statusText: 'OK',
-      headers: f.kind === 'headers' ? f.value.make() : headers,
-      body: f.kind === 'body' ? f.value.make() : { getReader: () => (f.kind === 'reader' ? f.value.make() : reader) },
-      text: async () => (f.kind === 'text' ? f.value.make() : body.join('')),
+      status: pick('status', response.status),
+      ok: pick('ok', response.ok),
+      statusText: response.statusText,
+      headers: pick('headers', response.headers),
+      body: pick('body', { getReader: () => (f.kind === 'reader' ? f.value.make() : reader) }),
+      text: () => (f.kind === 'text' ? Promise.resolve(f.value.make()) : response.text()),
     };
   };
 }
@@ -619,7 +645,7 @@ export function streamCase(seed) {
   const plan = { family: api, seed, tags: [], fault: fetchFault(r) };
   const site = r.pick(['fetch', 'fetch', 'model', 'context', 'options', 'optionGetter']);
   plan.site = site;
-  if (site === 'model') plan.model = hostile(r, () => ({ ...model(), api: 'openai-completions', baseUrl: 'http://x.invalid/v1' }), ['api', 'baseUrl', 'id', 'headers']);
+  if (site === 'model') plan.model = hostile(r, () => ({ ...model(), api: 'openai-completions', baseUrl: 'http://127.0.0.1:9/v1' }), ['api', 'baseUrl', 'id', 'headers']);
   if (site === 'context') plan.context = hostile(r, () => ({ messages: [userMessage()] }), ['messages', 'tools', 'systemPrompt']);
   if (site === 'options') plan.options = hostile(r, () => ({}), ['apiKey', 'fetch', 'signal', 'headers', 'proxyUrl', 'authToken']);
   if (site === 'optionGetter') plan.getter = r.pick(['apiKey', 'signal', 'headers', 'maxTokens', 'timeoutMs', 'onPayload', 'authToken', 'proxyUrl', 'fetch']);
@@ -627,11 +653,12 @@ export function streamCase(seed) {
   return plan;
 }
 
-export async function runStreamPlan(plan, impl) {
+/** Runs a stream plan against the server at `origin`; reads the stream to its end. */
+export async function runStreamPlan(plan, impl, origin) {
   const proxy = plan.family === 'streamProxy';
-  const m = plan.model ? plan.model.make() : { ...model(), api: 'openai-completions', baseUrl: 'http://x.invalid/v1' };
+  const m = plan.model ? plan.model.make() : { ...model(), api: 'openai-completions', baseUrl: `${origin}/v1` };
   const context = plan.context ? plan.context.make() : { messages: [userMessage()] };
-  let options = plan.options ? plan.options.make() : { apiKey: 'k', proxyUrl: 'http://proxy.invalid', authToken: 'token', fetch: fakeFetch(plan.fault, proxy ? PROXY_OK : SSE_OK) };
+  let options = plan.options ? plan.options.make() : { apiKey: 'k', proxyUrl: origin, authToken: 'token', fetch: faultyFetch(plan.fault) };
   if (plan.getter) {
     options = { ...options };
     Object.defineProperty(options, plan.getter, { get() { throw new Error(`options.${plan.getter} getter`); }, enumerable: true });
