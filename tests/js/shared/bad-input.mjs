@@ -503,8 +503,9 @@ export function agentCase(seed) {
   const listener = r.pick(['none', 'none', 'throw', 'hostile', 'steer', 'followUp', 'abort', 'prompt', 'continue', 'reset']);
   plan.listener = { how: listener, at: r.int(10), value: hostile(r, () => undefined), thrown: thrownValue(r) };
   for (let n = 1 + r.int(3); n > 0; n--) {
-    const op = r.pick(['prompt', 'prompt', 'promptHostile', 'continue', 'steer', 'followUp', 'setMessages', 'setTools', 'setModel', 'images', 'subscribeHostile']);
-    plan.ops.push({ op, value: hostile(r, userMessage, ['role', 'content']) });
+    const op = r.pick(['prompt', 'prompt', 'promptHostile', 'continue', 'steer', 'followUp', 'setMessages', 'setTools', 'setModel', 'images', 'subscribeHostile', 'setLevel', 'setMode', 'setField', 'setStreamFn']);
+    const field = r.pick(['beforeToolCall', 'afterToolCall', 'convertToLlm', 'transformContext', 'getApiKey', 'finishTurn', 'prepareNextTurn', 'toolExecution', 'transport', 'sessionId', 'identity', 'thinkingBudgets']);
+    plan.ops.push({ op, field, value: hostile(r, userMessage, ['role', 'content']) });
   }
   return plan;
 }
@@ -539,7 +540,7 @@ export async function runAgentPlan(plan, impl) {
       default: return undefined;
     }
   });
-  for (const { op, value } of plan.ops) {
+  for (const { op, field, value } of plan.ops) {
     results.push(await outcome(async () => {
       switch (op) {
         case 'prompt': return agent.prompt('hello');
@@ -552,6 +553,11 @@ export async function runAgentPlan(plan, impl) {
         case 'setTools': agent.state.tools = [value.make()]; return undefined;
         case 'setModel': agent.state.model = value.make(); return undefined;
         case 'subscribeHostile': agent.subscribe(value.make()); return agent.prompt('after subscribe');
+        // State and fields set to wrong types, then a prompt that reads them.
+        case 'setLevel': agent.state.thinkingLevel = value.make(); return agent.prompt('with a level');
+        case 'setMode': agent.steeringMode = value.make(); agent.steer(userMessage()); return agent.prompt('with a mode');
+        case 'setField': agent[field] = value.make(); return agent.prompt(`with ${field}`);
+        case 'setStreamFn': agent.streamFunction = value.make(); return agent.prompt('with a stream function');
         default: return undefined;
       }
     }));
