@@ -14,6 +14,9 @@
 //   go back to the front of their queue (pi loses them, L-137/L-160).
 // - The failure message gets its own usage object (pi shares one module-level object
 //   between all failure messages, so mutating one changes the others).
+// - A failure whose thrown value or model cannot be read (a revoked Proxy, a throwing
+//   getter) still ends the run with its failure message and `agent_end` (pi's own failure
+//   handling throws on it, so prompt() rejects and listeners never see the run end).
 
 import { runAgentLoop, runAgentLoopContinue, getDefaultStreamFn } from './loop.js';
 import { emptyUsage } from './messages.js';
@@ -393,12 +396,12 @@ export class Agent {
     const failure = {
       role: 'assistant',
       content: [{ type: 'text', text: '' }],
-      api: model.api,
-      provider: model.provider,
-      model: model.id,
+      api: readable(() => model.api),
+      provider: readable(() => model.provider),
+      model: readable(() => model.id),
       usage: emptyUsage(),
       stopReason: aborted ? 'aborted' : 'error',
-      errorMessage: error instanceof Error ? error.message : String(error),
+      errorMessage: readable(() => (error instanceof Error ? error.message : String(error)), UNREADABLE),
       timestamp: Date.now(),
     };
     await this.#process({ type: 'message_start', message: failure });
@@ -441,6 +444,17 @@ export class Agent {
     const signal = this.#run?.controller.signal;
     if (!signal) throw new Error('Agent listener invoked outside active run');
     for (const listener of this.#listeners) await listener(event, signal);
+  }
+}
+
+const UNREADABLE = 'The run failed with a thrown value that cannot be read';
+
+/** `f()`, or `fallback` when a getter or Proxy trap of the caller's value throws. */
+function readable(f, fallback = undefined) {
+  try {
+    return f();
+  } catch {
+    return fallback;
   }
 }
 

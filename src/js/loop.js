@@ -33,7 +33,7 @@ export function getDefaultStreamFn() {
 }
 
 // What Response#next returns to wasm: the end of the stream, a terminal event, or (as an
-// object) the partial of a `start` event.
+// object) the copy of a `start` event's partial that `message_start` carries.
 const FINISHED = 0;
 const TERMINAL = 2;
 
@@ -66,7 +66,8 @@ class Response {
       switch (event.type) {
         case 'start':
           this.#started = true;
-          return event.partial;
+          // pi's `{ ...partial }`, made here so a getter that throws rejects the run.
+          return { ...event.partial };
         case 'done':
         case 'error':
           this.#terminal = true;
@@ -77,7 +78,9 @@ class Response {
           // Updates before any `start` are dropped (L-83).
           if (!started) break;
           const pending = emit({ type: 'message_update', assistantMessageEvent: event, message: { ...event.partial } });
-          if (pending !== undefined && typeof pending.then === 'function') await pending;
+          // As pi's `await emit(...)`: a thenable is awaited (a throwing `then` rejects), any
+          // other value (null included) is not.
+          if (pending != null && typeof pending.then === 'function') await pending;
           break;
         }
         default:
@@ -120,6 +123,99 @@ function copyWith(object, key, value) {
   const copy = { ...object };
   if (key !== undefined) copy[key] = value;
   return copy;
+}
+
+/**
+ * The final message of a JS stream when it is not JSON: a copy in which each tool call
+ * whose arguments are not JSON (a BigInt, a cycle, a getter that throws) carries the reason
+ * in `argumentsError`, so that call gets an error result (pi's validation copies the
+ * arguments and fails such a call alone). `undefined` when no tool call is the cause.
+ */
+function jsonArguments(message) {
+  const content = message?.content;
+  if (!Array.isArray(content)) return undefined;
+  let marked = false;
+  const blocks = content.map((block) => {
+    if (block?.type !== 'toolCall') return block;
+    try {
+      JSON.stringify(block.arguments);
+      return block;
+    } catch (error) {
+      marked = true;
+      return { ...block, arguments: {}, argumentsError: `the arguments are not JSON (${describeError(error)})` };
+    }
+  });
+  return marked ? { ...message, content: blocks } : undefined;
+}
+
+/** The most items read from one array: far above any real transcript or tool list, and
+ * below what would exhaust memory (a Proxy may claim a length of 2^32 - 1). */
+const MAX_ITEMS = 2 ** 24;
+
+/** An `invalid_input` error, as the core's own. */
+function invalidInput(message) {
+  return Object.assign(new Error(message), { code: 'invalid_input' });
+}
+
+/**
+ * The items of a caller's array as a fresh array, or `undefined` for a value that is no
+ * array. Its traps and getters run here, where a throw rejects the run as pi's spread of it
+ * would.
+ */
+function items(value, what) {
+  if (!Array.isArray(value)) return undefined;
+  const n = value.length;
+  if (n > MAX_ITEMS) throw invalidInput(`${what} has more than ${MAX_ITEMS} items`);
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(value[i]);
+  return out;
+}
+
+/** `[obj[a], obj[b], …]` for `names` "a,b,…": the wasm side's reads of a caller's object,
+ * where a throwing getter or trap is a plain throw. */
+function fields(obj, names) {
+  return names.split(',').map((name) => obj[name]);
+}
+
+/** The hooks pi tests with `if` (the others it calls with `?.()`). */
+const TESTED_HOOKS = new Set(['transformContext', 'getApiKey', 'beforeToolCall', 'afterToolCall']);
+
+/** `config[name]` as pi calls it: `undefined` when absent (falsy for the hooks pi tests with
+ * `if`, nullish for the others), else the function, or pi's "is not a function" TypeError. */
+function hook(config, name) {
+  const f = config[name];
+  if (f === undefined || f === null || (!f && TESTED_HOOKS.has(name))) return undefined;
+  if (typeof f !== 'function') throw new TypeError(`config.${name} is not a function`);
+  return f;
+}
+
+/** `JSON.stringify(value)`, or an `invalid_input` error naming `what`. */
+function json(value, what) {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw invalidInput(`${what} cannot be converted to JSON: ${describeError(error)}`);
+  }
+}
+
+/**
+ * A tool as the core reads it, as JSON text: `[executionMode, declaration]`, the declaration
+ * as pi's `toToolDeclaration` makes it (L-26: name, description, the parameters as JSON,
+ * constrainedSampling if defined). pi compares declarations as JSON, so a part that is not
+ * JSON, or no parameters at all, fails the run there as here.
+ */
+function readTool(tool) {
+  if (tool === null || (typeof tool !== 'object' && typeof tool !== 'function')) throw invalidInput('context.tools must hold tool objects');
+  const { name, executionMode, parameters, description, constrainedSampling } = tool;
+  const label = typeof name === 'string' ? name : '';
+  const schema = json(parameters, `the parameters of tool ${label}`);
+  if (schema === undefined) throw invalidInput(`the parameters of tool ${label} are missing`);
+  let declaration = `{"name":${json(name, 'a tool name') ?? 'null'}`;
+  const text = json(description, 'a tool description');
+  if (text !== undefined) declaration += `,"description":${text}`;
+  declaration += `,"parameters":${schema}`;
+  if (constrainedSampling !== undefined) declaration += `,"constrainedSampling":${json(constrainedSampling, 'constrainedSampling') ?? 'null'}`;
+  return `[${JSON.stringify(typeof executionMode === 'string' ? executionMode : null)},${declaration}}]`;
 }
 
 /** Applies a list of argument edits (`[path, 0, value]` sets, `[path, 1, text]` appends)
@@ -206,10 +302,15 @@ const MAX_DELAY = 2 ** 31 - 1;
 function sleep(ms, signal) {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
+    // Runs from a timer or an event: a throwing getter of the caller's signal must not escape.
     const done = () => {
       clearTimeout(timer);
-      signal?.removeEventListener?.('abort', done);
       resolve();
+      try {
+        signal?.removeEventListener?.('abort', done);
+      } catch {
+        // The listener is `once`; the timer is cleared either way.
+      }
     };
     const timer = setTimeout(done, Math.min(ms, MAX_DELAY));
     signal?.addEventListener?.('abort', done, { once: true });
@@ -231,7 +332,7 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

@@ -39,6 +39,16 @@ export function streamProxy(model, context, options) {
   return stream;
 }
 
+/** `f()`, or `fallback` when it throws: for reads of the caller's values (a signal, a
+ * thrown value) where a getter or Proxy trap may throw, in code that must not. */
+function attempt(f, fallback) {
+  try {
+    return f();
+  } catch {
+    return fallback;
+  }
+}
+
 class ProxyResponse {
   #stream;
   #model;
@@ -57,8 +67,9 @@ class ProxyResponse {
   /** Cancels the body being read. */
   #cancel = null;
   #controller = null;
+  // An event listener: a throw here would be uncaught.
   #onAbort = () => {
-    this.#controller?.abort(this.#signal.reason);
+    this.#controller?.abort(attempt(() => this.#signal.reason, undefined));
     this.#wake?.();
   };
 
@@ -73,9 +84,10 @@ class ProxyResponse {
     try {
       await this.#exchange(context);
     } catch (error) {
-      this.#fail(error instanceof ProxyFailure ? error.message : describe(error));
+      // A thrown revoked Proxy throws on `instanceof` too.
+      this.#fail(attempt(() => error instanceof ProxyFailure, false) ? error.message : describe(error));
     } finally {
-      this.#signal?.removeEventListener?.('abort', this.#onAbort);
+      attempt(() => this.#signal?.removeEventListener?.('abort', this.#onAbort));
       this.#wake = null;
       // Ended early (terminal event, failure): release the connection.
       if (this.#cancel !== null) this.#cancel();
@@ -231,7 +243,7 @@ class ProxyResponse {
   #fail(message) {
     if (this.#finished) return;
     this.#finished = true;
-    const aborted = this.#signal?.aborted === true;
+    const aborted = attempt(() => this.#signal?.aborted === true, false);
     const { partial } = this.#message;
     partial.stopReason = aborted ? 'aborted' : 'error';
     // Once aborted, the abort is the cause, whatever failed after it.
@@ -314,7 +326,7 @@ function checkToken(token) {
 }
 
 function abortMessage(signal) {
-  const reason = signal?.reason;
+  const reason = attempt(() => signal?.reason, undefined);
   return reason === undefined ? ABORTED_BY_USER : describe(reason);
 }
 

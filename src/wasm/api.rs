@@ -14,7 +14,7 @@ use super::builtin::BuiltinStreamFn;
 use super::error::{js_error, JsResult};
 use super::hooks::{context_from_js, js_messages, JsHooks};
 use super::host::{JsClock, JsPatterns, JsSignal, JsSink};
-use super::js::{call, get, set, settle, to_json};
+use super::js::{call, get, read, set, settle, to_json};
 use super::stream_fn::JsStreamFn;
 use super::table::Table;
 use crate::agent::{run_agent_loop, run_agent_loop_continue, run_tool_call, ToolEnv};
@@ -80,15 +80,21 @@ fn glue_fn(glue: &JsValue, name: &'static str) -> JsResult<Function> {
     })
 }
 
-/// The loop's own reading of `AgentLoopConfig` (L-39).
+/// The loop's own reading of `AgentLoopConfig` (L-39). A throwing getter or Proxy trap
+/// rejects with what it threw.
 fn loop_config(config: &JsValue, table: &Table) -> JsResult<LoopConfig> {
     if !config.is_object() {
         return Err(js_error("invalid_input", "config must be an object"));
     }
+    let f = table
+        .fields(config, "model,reasoning,identity,apiKey,toolExecution")
+        .map_err(thrown_to_js)?;
+    let (model, reasoning, identity, api_key, tool_execution) =
+        (f.get(0), f.get(1), f.get(2), f.get(3), f.get(4));
     let model = table
-        .to_rust(&get(config, "model"), "config.model")
+        .to_rust(&model, "config.model")
         .map_err(|e| js_error("invalid_input", &e))?;
-    let reasoning = match get(config, "reasoning").as_string() {
+    let reasoning = match reasoning.as_string() {
         None => None,
         Some(r) => Some(ThinkingLevel::parse(&r).ok_or_else(|| {
             js_error(
@@ -97,15 +103,14 @@ fn loop_config(config: &JsValue, table: &Table) -> JsResult<LoopConfig> {
             )
         })?),
     };
-    let identity = to_json(&get(config, "identity"), "config.identity")
-        .map_err(|e| js_error("invalid_input", &e))?;
+    let identity =
+        to_json(&identity, "config.identity").map_err(|e| js_error("invalid_input", &e))?;
     Ok(LoopConfig {
         model,
         reasoning: reasoning.filter(|r| *r != ThinkingLevel::Off),
-        api_key: get(config, "apiKey").as_string(),
+        api_key: api_key.as_string(),
         identity,
-        tool_execution: if get(config, "toolExecution").as_string().as_deref() == Some("sequential")
-        {
+        tool_execution: if tool_execution.as_string().as_deref() == Some("sequential") {
             ToolExecution::Sequential
         } else {
             ToolExecution::Parallel
@@ -127,7 +132,7 @@ pub async fn run_loop(
     is_continue: bool,
 ) -> JsResult<JsValue> {
     let table = Table::new();
-    table.set_guard(glue_fn(&glue, "guard")?);
+    table.set_glue(&glue);
     let emit: Function = emit
         .dyn_into()
         .map_err(|_| js_error("invalid_input", "emit must be a function"))?;
@@ -157,6 +162,7 @@ pub async fn run_loop(
             open: glue_fn(&glue, "openResponse")?,
             copy: glue_fn(&glue, "copyWith")?,
             options: glue_fn(&glue, "streamOptions")?,
+            json_arguments: glue_fn(&glue, "jsonArguments")?,
             config: config.clone(),
             emit: emit.clone(),
             signal: signal.clone(),
@@ -201,25 +207,29 @@ pub async fn run_tool_call_js(
     options: JsValue,
 ) -> JsResult<JsValue> {
     let table = Table::new();
-    table.set_guard(glue_fn(&glue, "guard")?);
-    let signal = get(&options, "signal");
+    table.set_glue(&glue);
+    let f = table
+        .fields(&options, "signal,tools,assistantMessage,context,onUpdate")
+        .map_err(thrown_to_js)?;
+    let (signal, tools, assistant, context, on_update_js) =
+        (f.get(0), f.get(1), f.get(2), f.get(3), f.get(4));
     let call_rc = table
         .to_rust(&tool_call, "toolCall")
         .map_err(|e| js_error("invalid_input", &e))?;
     let tools_ctx = {
         let o = Object::new();
         set(&o, "messages", &js_sys::Array::new());
-        set(&o, "tools", &get(&options, "tools"));
+        set(&o, "tools", &tools);
         context_from_js(&table, &signal, "runToolCall options", &o.into()).map_err(thrown_to_js)?
     };
     let assistant = table
-        .to_rust(&get(&options, "assistantMessage"), "assistantMessage")
+        .to_rust(&assistant, "assistantMessage")
         .map_err(|e| js_error("invalid_input", &e))?;
     let hooks = JsHooks {
         config: options.clone(),
         signal: signal.clone(),
         table: table.clone(),
-        fixed_context: Some(get(&options, "context")),
+        fixed_context: Some(context),
     };
     let js_signal = JsSignal(signal);
     let patterns = JsPatterns::default();
@@ -229,7 +239,7 @@ pub async fn run_tool_call_js(
         signal: Some(&js_signal),
         hooks: &hooks,
     };
-    let on_update_js = get(&options, "onUpdate").dyn_into::<Function>().ok();
+    let on_update_js = on_update_js.dyn_into::<Function>().ok();
     let update_table = table.clone();
     let on_update = move |partial: Rc<Value>| -> HostFuture<'static, ()> {
         let returned = on_update_js
@@ -275,7 +285,7 @@ pub async fn stream_once(
 ) -> JsResult<JsValue> {
     use crate::event::AssistantMessageEvent as E;
     let table = Table::new();
-    table.set_guard(glue_fn(&glue, "guard")?);
+    table.set_glue(&glue);
     let push: Function = push
         .dyn_into()
         .map_err(|_| js_error("invalid_input", "push must be a function"))?;
@@ -285,10 +295,15 @@ pub async fn stream_once(
     if !model.is_object() {
         return Err(js_error("invalid_input", "model must be an object"));
     }
-    let messages = js_messages(&table, "context.messages", &get(&context, "messages"))
-        .map_err(thrown_to_js)?;
+    let messages = js_messages(
+        &table,
+        "context.messages",
+        &read(&context, "messages").map_err(thrown_to_js)?,
+    )
+    .map_err(thrown_to_js)?;
+    // Read once, as pi-ai spreads them (getters run now): the copy is what the stream reads.
     let options = if options.is_object() {
-        options
+        table.glue("copyWith", &[&options]).map_err(thrown_to_js)?
     } else {
         Object::new().into()
     };

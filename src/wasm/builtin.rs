@@ -238,13 +238,11 @@ fn configured_betas(model: &Value, config: &JsValue) -> Option<Option<String>> {
             }
         }
     }
-    let headers = get(config, "headers");
-    if headers.is_object() {
-        for key in js_sys::Object::keys(headers.unchecked_ref::<js_sys::Object>()).iter() {
-            let Some(k) = key.as_string() else { continue };
+    // Headers that cannot be read fail the request where they are added (header_pairs).
+    if let Ok(Some(Value::Object(h))) = to_json(&get(config, "headers"), "headers") {
+        for (k, v) in h {
             if k.eq_ignore_ascii_case("anthropic-beta") {
-                let v = js_sys::Reflect::get(&headers, &key).unwrap_or(JsValue::NULL);
-                found = Some(v.as_string());
+                found = Some(v.as_str().map(str::to_string));
             }
         }
     }
@@ -263,16 +261,23 @@ fn number(config: &JsValue, name: &'static str) -> Option<f64> {
     get(config, name).as_f64().filter(|n| n.is_finite())
 }
 
-/// String-valued entries of a headers object.
-fn header_pairs(v: &JsValue, out: &mut Vec<(String, String)>) {
-    if !v.is_object() {
-        return;
+/// String-valued entries of a headers object (read as JSON: a throwing getter or Proxy
+/// trap is `Err`).
+fn header_pairs(v: &JsValue, out: &mut Vec<(String, String)>) -> Result<(), String> {
+    if let Some(h) = to_json(v, "headers")? {
+        header_pairs_json(&h, out);
     }
-    for entry in js_sys::Object::entries(v.unchecked_ref()).iter() {
-        let pair = js_sys::Array::from(&entry);
-        if let (Some(k), Some(val)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
-            out.retain(|(old, _)| !old.eq_ignore_ascii_case(&k));
-            out.push((k, val));
+    Ok(())
+}
+
+/// String-valued entries of a JSON headers object, each replacing one of the same name.
+fn header_pairs_json(h: &Value, out: &mut Vec<(String, String)>) {
+    if let Value::Object(h) = h {
+        for (k, val) in h {
+            if let Value::String(val) = val {
+                out.retain(|(old, _)| !old.eq_ignore_ascii_case(k));
+                out.push((k.clone(), val.clone()));
+            }
         }
     }
 }
@@ -528,6 +533,9 @@ impl StreamFn for BuiltinStreamFn {
         options: StreamOptions,
     ) -> HostFuture<'a, Box<dyn AssistantStream + 'a>> {
         Box::pin(async move {
+            // pi passes the stream function `{ ...config }`: a getter that throws there
+            // rejects the run, here too.
+            call(&self.copy, &[&self.config])?;
             let Some(api) = Api::of(model) else {
                 let name = str_field(model, "api");
                 return Err(Thrown::new(format!(
@@ -643,7 +651,7 @@ impl StreamFn for BuiltinStreamFn {
                 &options.identity,
             ));
             if let Some(model_headers) = model.get("headers").filter(|h| h.is_object()) {
-                header_pairs(&from_json(model_headers), &mut headers);
+                header_pairs_json(model_headers, &mut headers);
             }
             // Session affinity (Responses): the session routes to the same cache.
             if let (Api::Responses, Some(id)) = (api, &session_id) {
@@ -665,7 +673,9 @@ impl StreamFn for BuiltinStreamFn {
                     }
                 }
             }
-            header_pairs(&get(&self.config, "headers"), &mut headers);
+            if let Err(e) = header_pairs(&get(&self.config, "headers"), &mut headers) {
+                return Ok(self.fail_early(model, &e, api_key));
+            }
             if !betas.is_empty() {
                 headers.push(("anthropic-beta".into(), betas.join(",")));
             }

@@ -7,8 +7,24 @@ use js_sys::{Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::{call, call_method, get, key, set, settle};
+use super::js::{call, call_method, from_entries, get, ignore_rejection, key, set, settle};
 use crate::error::Thrown;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A Uint8Array this module makes.
+    #[wasm_bindgen(js_name = Uint8Array)]
+    type FreshBytes;
+
+    /// `new Uint8Array(buffer, byteOffset, byteLength)`, which throws for a detached buffer
+    /// or a range outside it.
+    #[wasm_bindgen(catch, constructor, js_class = "Uint8Array")]
+    fn byte_view(
+        buffer: &JsValue,
+        offset: &JsValue,
+        length: &JsValue,
+    ) -> Result<FreshBytes, JsValue>;
+}
 
 /// `options.fetch` if it is a function, else the global `fetch` as it is at this request:
 /// read each time, so a polyfill or a mock installed after the first request is used.
@@ -60,13 +76,11 @@ impl Response {
     pub fn headers(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         let headers = get(&self.response, "headers");
-        if let Ok(entries) = call_method(&headers, "entries", &[]) {
-            if let Ok(array) = js_sys::Array::from(&entries).dyn_into::<js_sys::Array>() {
-                for pair in array.iter() {
-                    let pair = js_sys::Array::from(&pair);
-                    if let (Some(k), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
-                        out.push((k, v));
-                    }
+        // A `fetch` of the caller's may give any headers object: read through `catch`.
+        if let Ok(Some(serde_json::Value::Object(h))) = from_entries(&headers) {
+            for (k, v) in h {
+                if let serde_json::Value::String(v) = v {
+                    out.push((k, v));
                 }
             }
         }
@@ -92,11 +106,6 @@ impl Response {
     }
 }
 
-thread_local! {
-    /// One do-nothing rejection handler for the whole instance (not one leaked per body).
-    static IGNORE: Closure<dyn FnMut(JsValue)> = Closure::new(|_| {});
-}
-
 /// `ReadableStreamDefaultReader` of a response body.
 pub struct BodyReader {
     reader: JsValue,
@@ -119,27 +128,30 @@ impl BodyReader {
 /// `ArrayBuffer` view (of any realm) or `ArrayBuffer` is read as its bytes; anything else is
 /// an error that names it, never silently skipped.
 fn chunk_bytes(value: &JsValue) -> Result<Vec<u8>, Thrown> {
-    if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
-        return Ok(bytes.to_vec());
-    }
-    if js_sys::ArrayBuffer::is_view(value) {
-        let offset = get(value, "byteOffset").as_f64().unwrap_or(0.0);
-        let length = get(value, "byteLength").as_f64().unwrap_or(0.0);
-        // Offsets and lengths of a live view fit in u32 (wasm32 addresses no more).
-        return Ok(Uint8Array::new_with_byte_offset_and_length(
+    // Each view is a fresh Uint8Array of this realm, read without running caller code (a
+    // caller's `fetch` may hand over an array with its own `length` getter, or a detached
+    // buffer): the constructor checks the range against the real buffer.
+    let copy = if js_sys::ArrayBuffer::is_view(value) {
+        FreshBytes::byte_view(
             &get(value, "buffer"),
-            offset as u32,
-            length as u32,
+            &get(value, "byteOffset"),
+            &get(value, "byteLength"),
         )
-        .to_vec());
-    }
-    if value.is_instance_of::<js_sys::ArrayBuffer>() {
-        return Ok(Uint8Array::new(value).to_vec());
-    }
-    Err(Thrown::new(format!(
-        "The response body gave a chunk that is not bytes ({})",
-        crate::wasm::js::describe(value)
-    )))
+    } else if value.is_instance_of::<js_sys::ArrayBuffer>() {
+        FreshBytes::byte_view(value, &JsValue::from_f64(0.0), &JsValue::UNDEFINED)
+    } else {
+        return Err(Thrown::new(format!(
+            "The response body gave a chunk that is not bytes ({})",
+            crate::wasm::js::describe(value)
+        )));
+    };
+    copy.map(|bytes| bytes.unchecked_into::<Uint8Array>().to_vec())
+        .map_err(|e| {
+            Thrown::new(format!(
+                "The response body gave a chunk that cannot be read ({})",
+                crate::wasm::js::error_text(&e)
+            ))
+        })
 }
 
 impl Drop for BodyReader {
@@ -147,11 +159,7 @@ impl Drop for BodyReader {
     fn drop(&mut self) {
         if let Ok(p) = call_method(&self.reader, "cancel", &[]) {
             // A rejected cancel (already closed) must not become an unhandled rejection.
-            if let Ok(promise) = p.dyn_into::<js_sys::Promise>() {
-                IGNORE.with(|ignore| {
-                    let _ = promise.catch(ignore);
-                });
-            }
+            ignore_rejection(&p);
         }
     }
 }

@@ -4,13 +4,13 @@
 
 use std::rc::Rc;
 
-use js_sys::{Array, Object};
+use js_sys::{Array, Function, Object};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::error::js_error;
-use super::js::{call_method, describe, get, get_fn, set, settle, to_json};
+use super::js::{call_method, call_with, describe, key, read, set, settle, to_json};
 use super::table::Table;
 use super::tools::JsTool;
 use crate::agent::hook_values;
@@ -35,15 +35,25 @@ pub fn rejected(e: Error) -> Thrown {
     }
 }
 
-/// A JS array of messages, each converted once (identity kept), per the hook policy.
+/// The items of a caller's array, read by the glue (a throwing trap or getter is `Err` with
+/// what it threw); `None` for a value that is no array.
+fn items(table: &Table, v: &JsValue, what: &str) -> Result<Option<Array>, Thrown> {
+    // The glue's own fresh array, or `undefined`: reading it runs no caller code.
+    Ok(table
+        .glue("items", &[v, &JsValue::from_str(what)])?
+        .dyn_into::<Array>()
+        .ok())
+}
+
+/// A JS array of messages, each converted once (identity kept), per the hook policy. A
+/// throwing getter or Proxy trap rejects with what it threw, as in pi.
 pub fn js_messages(table: &Table, hook: &str, v: &JsValue) -> Result<Vec<AgentMessage>, Thrown> {
-    if !super::js::is_array(v) {
+    let Some(arr) = items(table, v, hook)? else {
         return Err(rejected(hook_values::not_an_array(hook, describe(v))));
-    }
-    let arr: &Array = v.unchecked_ref();
+    };
     let mut out = Vec::with_capacity(arr.length() as usize);
     for (i, m) in arr.iter().enumerate() {
-        if !m.is_object() || !get(&m, "role").is_string() {
+        if !m.is_object() || !read(&m, "role")?.is_string() {
             return Err(rejected(hook_values::not_a_message(hook, i)));
         }
         let what = format!("{hook}: message {i}");
@@ -56,7 +66,8 @@ pub fn js_messages(table: &Table, hook: &str, v: &JsValue) -> Result<Vec<AgentMe
     Ok(out)
 }
 
-/// `{ messages, tools, ...other keys }` from JS: the caller's object is kept for hooks.
+/// `{ messages, tools, ...other keys }` from JS. The other keys are copied once, as pi's
+/// `{ ...context }` does (getters run now), and that copy is what hooks see.
 pub fn context_from_js(
     table: &Rc<Table>,
     signal: &JsValue,
@@ -72,26 +83,28 @@ pub fn context_from_js(
     let messages = js_messages(
         table,
         &format!("{hook}: context.messages"),
-        &get(js, "messages"),
+        &read(js, "messages")?,
     )?;
-    let tools_js = get(js, "tools");
+    let tools_js = read(js, "tools")?;
     let mut tools: Vec<Rc<dyn Tool>> = Vec::new();
-    if super::js::is_array(&tools_js) {
-        for t in tools_js.unchecked_ref::<Array>().iter() {
-            let tool = JsTool::new(t, signal.clone(), table.clone())
-                .map_err(|e| rejected(Error::InvalidInput(e)))?;
-            tools.push(Rc::new(tool));
+    match items(table, &tools_js, "context.tools")? {
+        Some(list) => {
+            for t in list.iter() {
+                tools.push(Rc::new(JsTool::new(t, signal.clone(), table.clone())?));
+            }
         }
-    } else if !tools_js.is_undefined() && !tools_js.is_null() {
-        return Err(rejected(Error::InvalidInput(format!(
-            "{hook}: context.tools must be an array, got {}",
-            describe(&tools_js)
-        ))));
+        None if tools_js.is_undefined() || tools_js.is_null() => {}
+        None => {
+            return Err(rejected(Error::InvalidInput(format!(
+                "{hook}: context.tools must be an array, got {}",
+                describe(&tools_js)
+            ))))
+        }
     }
     Ok(Context {
         messages,
         tools,
-        host: Some(Rc::new(js.clone())),
+        host: Some(Rc::new(table.glue("copyWith", &[js])?)),
     })
 }
 
@@ -114,6 +127,7 @@ impl JsHooks {
             return f.clone();
         }
         let o = Object::new();
+        // The context's own copy (context_from_js): assigning from it runs no caller code.
         if let Some(h) = c.host.as_ref().and_then(|h| h.downcast_ref::<JsValue>()) {
             if h.is_object() {
                 Object::assign(&o, h.unchecked_ref());
@@ -160,31 +174,43 @@ impl JsHooks {
     }
 
     /// Whether the hook is configured. Checked before its arguments are built: building a
-    /// context object costs O(transcript), and most hooks are usually absent.
+    /// context object costs O(transcript), and most hooks are usually absent. A hook whose
+    /// read throws, or that is no function, counts as configured: calling it fails.
     fn has(&self, name: &'static str) -> bool {
-        get_fn(&self.config, name).is_some()
+        !matches!(self.hook_fn(name), Ok(None))
     }
 
-    /// `config[name](...args)` awaited, or `None` when the hook is not configured.
+    /// `config[name]` as pi calls it, read by the glue's `hook`: `None` when absent; a
+    /// throwing read, or a value that is no function, is `Err`.
+    fn hook_fn(&self, name: &'static str) -> Result<Option<Function>, Thrown> {
+        let f = self.table.glue("hook", &[&self.config, &key(name)])?;
+        Ok(f.dyn_into::<Function>().ok())
+    }
+
+    /// `config[name](...args)` awaited, or `None` when the hook is not configured. A
+    /// throwing read of the hook is the hook throwing.
     fn hook<'a>(
         &'a self,
         name: &'static str,
         args: Vec<JsValue>,
     ) -> Option<HostFuture<'a, JsValue>> {
-        get_fn(&self.config, name)?;
-        let returned = {
-            let refs: Vec<&JsValue> = args.iter().collect();
-            call_method(&self.config, name, &refs)
+        let returned = match self.hook_fn(name) {
+            Ok(f) => {
+                let refs: Vec<&JsValue> = args.iter().collect();
+                call_with(&f?, &self.config, &refs)
+            }
+            Err(e) => Err(e),
         };
         Some(Box::pin(async move { settle(returned?).await }))
     }
 
     fn update_fields(&self, hook: &'static str, v: &JsValue) -> Result<UpdateFields, Thrown> {
-        let context = match get(v, "context") {
+        let f = self.table.fields(v, "context,model,thinkingLevel")?;
+        let context = match f.get(0) {
             c if c.is_undefined() || c.is_null() => None,
             c => Some(context_from_js(&self.table, &self.signal, hook, &c)?),
         };
-        let model = match get(v, "model") {
+        let model = match f.get(1) {
             m if m.is_undefined() || m.is_null() => None,
             m => Some(
                 self.table
@@ -192,7 +218,7 @@ impl JsHooks {
                     .map_err(|e| rejected(Error::InvalidInput(e)))?,
             ),
         };
-        let level = json_of(&get(v, "thinkingLevel"), "thinkingLevel")?;
+        let level = json_of(&f.get(2), "thinkingLevel")?;
         let level = hook_values::thinking_level(hook, Some(&level)).map_err(rejected)?;
         Ok((context, model, level))
     }
@@ -249,7 +275,7 @@ impl Hooks for JsHooks {
                 return Ok(None);
             }
             let (context, model, thinking_level) = self.update_fields("prepareNextTurn", &v)?;
-            let messages = match get(&v, "messages") {
+            let messages = match read(&v, "messages")? {
                 m if m.is_undefined() || m.is_null() => None,
                 m => Some(js_messages(&self.table, "prepareNextTurn", &m)?),
             };
@@ -302,7 +328,7 @@ impl Hooks for JsHooks {
         let f = self.hook("finishTurn", vec![self.turn_js(&turn), self.signal.clone()])?;
         Some(Box::pin(async move {
             let v = f.await?;
-            let action = get(&v, "action").as_string();
+            let action = read(&v, "action")?.as_string();
             Ok(hook_values::turn_decision(
                 &serde_json::json!({ "action": action }),
             ))

@@ -19,14 +19,15 @@ use crate::io::{AbortSignal, Clock, EventSink, HostFuture};
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(js_namespace = performance, js_name = now)]
-    fn performance_now() -> f64;
+    /// `performance.now()`; through `catch`, as a host may lack or replace `performance`.
+    #[wasm_bindgen(catch, js_namespace = performance, js_name = now)]
+    fn performance_now() -> Result<f64, JsValue>;
 
     type JsRegExp;
     #[wasm_bindgen(constructor, catch, js_class = "RegExp")]
     fn new(pattern: &str, flags: &str) -> Result<JsRegExp, JsValue>;
-    #[wasm_bindgen(method)]
-    fn test(this: &JsRegExp, text: &str) -> bool;
+    #[wasm_bindgen(method, catch)]
+    fn test(this: &JsRegExp, text: &str) -> Result<bool, JsValue>;
 }
 
 pub struct JsClock;
@@ -36,7 +37,7 @@ impl Clock for JsClock {
         js_sys::Date::now()
     }
     fn monotonic(&self) -> f64 {
-        performance_now()
+        performance_now().unwrap_or_else(|_| js_sys::Date::now())
     }
 }
 
@@ -69,7 +70,7 @@ impl Patterns for JsPatterns {
                 })
                 .clone()
         };
-        compiled.map(|re| re.test(text))
+        compiled.and_then(|re| re.test(text).map_err(|e| super::js::error_text(&e)))
     }
 }
 

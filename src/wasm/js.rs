@@ -3,12 +3,18 @@
 //! thrown value of any type becomes a [`Thrown`] that keeps the original value, and a
 //! returned value is awaited only when it is a thenable (an await per event costs more
 //! than a whole event otherwise).
+//!
+//! Values from the caller may be Proxies (revoked, or with throwing traps) or have throwing
+//! getters: any touch of one (a property read, `Array.isArray`, an array's `length` and
+//! items, a `then` lookup) is made here, through `catch`, and a throw becomes an `Err` that
+//! the run handles as pi does. A JS exception must never cross wasm frames: it would leave
+//! the run's Promise pending forever and the instance's borrows held.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Promise, Reflect, JSON};
+use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -34,6 +40,38 @@ extern "C" {
     /// `JSON.stringify(value)`, which throws on cycles and BigInt.
     #[wasm_bindgen(catch, js_namespace = JSON, js_name = stringify)]
     fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// `Function.prototype.call.call(f, this, ...)`: calls `f` as `f(...)` does, without
+    /// looking up `call` on `f` (a Proxy's `get` trap, an own `call` property).
+    #[wasm_bindgen(catch, js_namespace = ["Function", "prototype", "call"], js_name = call)]
+    fn call0(f: &Function, this: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["Function", "prototype", "call"], js_name = call)]
+    fn call1(f: &Function, this: &JsValue, a: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["Function", "prototype", "call"], js_name = call)]
+    fn call2(f: &Function, this: &JsValue, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["Function", "prototype", "call"], js_name = call)]
+    fn call3(
+        f: &Function,
+        this: &JsValue,
+        a: &JsValue,
+        b: &JsValue,
+        c: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+    /// `Reflect.apply(f, this, args)`.
+    #[wasm_bindgen(catch, js_namespace = Reflect, js_name = apply)]
+    fn reflect_apply(f: &Function, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
+
+    /// `Promise.resolve(value)`, which reads `value.constructor` of a native Promise.
+    #[wasm_bindgen(catch, js_namespace = Promise, js_name = resolve)]
+    fn promise_resolve(value: &JsValue) -> Result<Promise, JsValue>;
+
+    /// `Object.fromEntries(value)`, which runs the value's iterator.
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = fromEntries)]
+    fn from_entries_checked(value: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// The one `Promise.prototype.then`.
+    #[wasm_bindgen(thread_local_v2, js_namespace = ["Promise", "prototype"], js_name = then)]
+    static PROMISE_THEN: JsValue;
 }
 
 /// The text pi uses for a thrown value: `error.message` for an `Error`, else `String(error)`
@@ -73,20 +111,20 @@ pub fn thrown(e: JsValue) -> Thrown {
     }
 }
 
-/// `f.call(this, ...args)`: up to three arguments directly, more through an array (each
-/// push is a crossing into JS, and this runs for every emitted event).
+/// `f.call(this, ...args)` as a direct call makes it: up to three arguments directly, more
+/// through an array (each push is a crossing into JS, and this runs for every emitted event).
 fn invoke(f: &Function, this: &JsValue, args: &[&JsValue]) -> Result<JsValue, JsValue> {
     match args {
-        [] => f.call0(this),
-        [a] => f.call1(this, *a),
-        [a, b] => f.call2(this, *a, *b),
-        [a, b, c] => f.call3(this, *a, *b, *c),
+        [] => call0(f, this),
+        [a] => call1(f, this, a),
+        [a, b] => call2(f, this, a, b),
+        [a, b, c] => call3(f, this, a, b, c),
         _ => {
             let list = Array::new();
             for a in args {
                 list.push(a);
             }
-            f.apply(this, &list)
+            reflect_apply(f, this, &list)
         }
     }
 }
@@ -96,29 +134,75 @@ pub fn call(f: &Function, args: &[&JsValue]) -> Result<JsValue, Thrown> {
     invoke(f, &JsValue::UNDEFINED, args).map_err(thrown)
 }
 
-/// Calls `obj[name](...args)` with `this = obj`.
+/// Calls `obj[name](...args)` with `this = obj`. A throwing getter is `Err` with its value.
 pub fn call_method(
     obj: &JsValue,
     name: &'static str,
     args: &[&JsValue],
 ) -> Result<JsValue, Thrown> {
-    let f = get(obj, name)
+    let f = read(obj, name)?
         .dyn_into::<Function>()
         .map_err(|_| Thrown::new(format!("{name} is not a function")))?;
-    invoke(&f, obj, args).map_err(thrown)
+    call_with(&f, obj, args)
 }
 
-/// Awaits `v` if it is a thenable; returns it as is otherwise. A rejection is `Err`.
+/// Calls `f(...args)` with `this`; a throw is `Err`.
+pub fn call_with(f: &Function, this: &JsValue, args: &[&JsValue]) -> Result<JsValue, Thrown> {
+    invoke(f, this, args).map_err(thrown)
+}
+
+/// Awaits `v` as `await v` would: a thenable is awaited (a throwing `then` getter or a
+/// rejection is `Err`); any other value is returned as is, without an await (an await per
+/// event costs more than a whole event).
 pub async fn settle(v: JsValue) -> Result<JsValue, Thrown> {
-    if is_thenable(&v) {
-        JsFuture::from(Promise::resolve(&v)).await.map_err(thrown)
-    } else {
-        Ok(v)
+    if !v.is_object() && !v.is_function() {
+        return Ok(v);
+    }
+    let then = read(&v, "then")?;
+    if !then.is_function() {
+        return Ok(v);
+    }
+    JsFuture::from(awaitable(&v, &then)?).await.map_err(thrown)
+}
+
+thread_local! {
+    /// One do-nothing rejection handler for the whole instance (not one leaked per use).
+    static IGNORE: Closure<dyn FnMut(JsValue)> = Closure::new(|_| {});
+}
+
+/// Marks a caller's thenable `p` as handled, so its rejection is not reported as unhandled.
+pub fn ignore_rejection(p: &JsValue) {
+    let Ok(then) = read(p, "then") else { return };
+    if !then.is_function() {
+        return;
+    }
+    if let Ok(promise) = awaitable(p, &then) {
+        IGNORE.with(|ignore| {
+            let _ = promise.catch(ignore);
+        });
     }
 }
 
-pub fn is_thenable(v: &JsValue) -> bool {
-    v.is_object() && get(v, "then").is_function()
+/// `Object.fromEntries(value)` of a caller's iterable of pairs (a `Headers`), as JSON; a
+/// throw is `Err`.
+pub fn from_entries(value: &JsValue) -> Result<Option<Value>, String> {
+    let o = from_entries_checked(value).map_err(|e| error_text(&e))?;
+    to_json(&o, "headers")
+}
+
+/// A native Promise that settles as `await v` (a thenable whose `then` is `then`), on which
+/// `JsFuture` may call `then` safely: `Promise.resolve(v)` is a fresh Promise unless `v` is
+/// itself a native Promise, returned as is. Such a Promise with its own `then` is awaited
+/// as `await` does, through `Promise.prototype.then`, never through its own.
+fn awaitable(v: &JsValue, then: &JsValue) -> Result<Promise, Thrown> {
+    let p = promise_resolve(v).map_err(thrown)?;
+    if Object::is(&p, v) {
+        let own = PROMISE_THEN.with(|t| (!Object::is(then, t)).then(|| t.clone()));
+        if let Some(genuine) = own.and_then(|t| t.dyn_into::<Function>().ok()) {
+            return Ok(call_with(&genuine, v, &[])?.unchecked_into());
+        }
+    }
+    Ok(p)
 }
 
 /// A hasher for keys that are already well spread (addresses): std's SipHash showed up in
@@ -163,17 +247,25 @@ pub fn key(name: &'static str) -> JsValue {
     })
 }
 
-/// `obj[name]`, `undefined` when absent or when the getter throws.
+/// `obj[name]`, `undefined` when absent, when `obj` is no object, or when the read throws:
+/// for objects this package made, and for reads where a failure counts as absence.
+/// Caller values are read with [`read`].
 pub fn get(obj: &JsValue, name: &'static str) -> JsValue {
-    if !obj.is_object() && !obj.is_function() {
-        return JsValue::UNDEFINED;
-    }
-    Reflect::get(obj, &key(name)).unwrap_or(JsValue::UNDEFINED)
+    read(obj, name).unwrap_or(JsValue::UNDEFINED)
 }
 
-/// `obj[name]` if it is a function.
-pub fn get_fn(obj: &JsValue, name: &'static str) -> Option<Function> {
-    get(obj, name).dyn_into::<Function>().ok()
+/// `obj[name]` of a caller's value, `undefined` when `obj` is no object; a throwing getter
+/// or Proxy trap is `Err` with the thrown value (pi would throw it at the same read).
+pub fn read(obj: &JsValue, name: &'static str) -> Result<JsValue, Thrown> {
+    if !obj.is_object() && !obj.is_function() {
+        return Ok(JsValue::UNDEFINED);
+    }
+    Reflect::get(obj, &key(name)).map_err(thrown)
+}
+
+/// `obj[name]` of a caller's value if it is a function; a throwing read is `Err`.
+pub fn read_fn(obj: &JsValue, name: &'static str) -> Result<Option<Function>, Thrown> {
+    Ok(read(obj, name)?.dyn_into::<Function>().ok())
 }
 
 pub fn set(obj: &JsValue, name: &'static str, v: &JsValue) {

@@ -8,7 +8,7 @@ use js_sys::{Function, Object};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::js::{call, call_method, from_json, set, settle};
+use super::js::{call, call_method, from_json, set, settle, to_json};
 use super::table::Table;
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::io::{AssistantStream, HostFuture, LlmContext, StreamFn, StreamOptions};
@@ -20,6 +20,9 @@ pub struct JsStreamFn {
     /// Glue: `(obj, key?, value?) => ({ ...obj, [key]: value })`.
     pub copy: Function,
     pub options: Function,
+    /// Glue `jsonArguments(message)`: a copy whose tool calls with arguments that are not
+    /// JSON carry `argumentsError` instead, or `undefined` when there are none.
+    pub json_arguments: Function,
     pub config: JsValue,
     pub emit: Function,
     pub signal: JsValue,
@@ -30,6 +33,7 @@ struct JsResponse {
     reader: JsValue,
     table: Rc<Table>,
     copy: Function,
+    json_arguments: Function,
     /// The JS objects behind the last `start` partial and the result, so the events that
     /// carry them are built in JS by a shallow copy instead of a round trip through JSON.
     partial_js: Option<JsValue>,
@@ -80,6 +84,7 @@ impl StreamFn for JsStreamFn {
                 reader,
                 table: self.table.clone(),
                 copy: self.copy.clone(),
+                json_arguments: self.json_arguments.clone(),
                 partial_js: None,
                 final_js: None,
             }) as Box<dyn AssistantStream + 'a>)
@@ -117,21 +122,31 @@ impl AssistantStream for JsResponse {
                 return Ok(None);
             }
             // The provider's live partial object often is the final message: read it now.
-            let m = self
-                .table
-                .snapshot(&r, "the stream's result")
-                .map_err(crate::error::Thrown::new)?;
+            let what = "the stream's result";
+            let m = match self.table.snapshot(&r, what) {
+                Ok(m) => m,
+                // Tool calls whose arguments are not JSON (a BigInt, a cycle, a throwing
+                // getter) each get an error result, as pi's validation gives one, instead
+                // of failing the run; the message itself stays the caller's object.
+                Err(e) => match call(&self.json_arguments, &[&r])? {
+                    marked if marked.is_object() => Rc::new(
+                        to_json(&marked, what)
+                            .map_err(crate::error::Thrown::new)?
+                            .unwrap_or(Value::Null),
+                    ),
+                    _ => return Err(crate::error::Thrown::new(e)),
+                },
+            };
             self.final_js = Some(r);
             Ok(Some(m))
         })
     }
 
+    /// The glue's `next` gave `{ ...partial }` already (a getter that throws there rejects
+    /// the run, as pi's spread does).
     fn start_snapshot(&mut self, _partial: &Partial) -> AgentMessage {
         match &self.partial_js {
-            Some(js) => match call(&self.copy, &[js]) {
-                Ok(copy) => self.table.opaque(copy),
-                Err(_) => Rc::new(Value::Null),
-            },
+            Some(js) => self.table.opaque(js.clone()),
             None => Rc::new(Value::Null),
         }
     }

@@ -20,7 +20,8 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::{from_json, to_json, AddressMap};
+use super::js::{call_method, from_json, to_json, AddressMap};
+use crate::error::Thrown;
 
 #[derive(Default)]
 struct Maps {
@@ -38,8 +39,10 @@ pub struct Table {
     /// with the run: a closure given away with `into_js_value` is never freed, and one that
     /// holds the table kept every value of the run alive (a leak of the whole run).
     callbacks: RefCell<Vec<(Callback, Option<js_sys::Function>)>>,
-    /// Glue `guard(fn)`: `[wrapper, revoke]`, a JS function that calls `fn` until revoked.
-    guard: RefCell<Option<js_sys::Function>>,
+    /// The glue object of src/js/loop.js: its `guard(fn)` gives `[wrapper, revoke]`, a JS
+    /// function that calls `fn` until revoked; its readers of caller values (`items`,
+    /// `readTool`) run where a throwing trap or getter is a plain JS throw.
+    glue: RefCell<JsValue>,
 }
 
 impl Drop for Table {
@@ -60,7 +63,7 @@ impl Default for Table {
             ids: WeakMap::new(),
             maps: RefCell::new(Maps::default()),
             callbacks: RefCell::new(Vec::new()),
-            guard: RefCell::new(None),
+            glue: RefCell::new(JsValue::UNDEFINED),
         }
     }
 }
@@ -148,19 +151,31 @@ impl Table {
         rc
     }
 
-    /// Sets the glue's `guard` (see the field).
-    pub fn set_guard(&self, guard: js_sys::Function) {
-        *self.guard.borrow_mut() = Some(guard);
+    /// Sets the glue (see the field).
+    pub fn set_glue(&self, glue: &JsValue) {
+        *self.glue.borrow_mut() = glue.clone();
+    }
+
+    /// Calls the glue's function `name` (no borrow is held across the call).
+    pub fn glue(&self, name: &'static str, args: &[&JsValue]) -> Result<JsValue, Thrown> {
+        let glue = self.glue.borrow().clone();
+        call_method(&glue, name, args)
+    }
+
+    /// `[obj[a], obj[b], …]` for `names` `"a,b,…"`, read by the glue's `fields` (a throwing
+    /// getter or trap is `Err`): a fresh array, read without running caller code.
+    pub fn fields(&self, obj: &JsValue, names: &'static str) -> Result<js_sys::Array, Thrown> {
+        Ok(self
+            .glue("fields", &[obj, &super::js::key(names)])?
+            .unchecked_into())
     }
 
     /// Keeps `callback` until the run ends and returns the JS function to hand out for it.
     pub fn keep_callback(&self, callback: Callback) -> JsValue {
         let target: JsValue = callback.as_ref().clone();
         let guarded = self
-            .guard
-            .borrow()
-            .as_ref()
-            .and_then(|g| g.call1(&JsValue::UNDEFINED, &target).ok())
+            .glue("guard", &[&target])
+            .ok()
             .map(|pair| js_sys::Array::from(&pair));
         let (js, revoke) = match guarded {
             Some(pair) => (pair.get(0), pair.get(1).dyn_into::<js_sys::Function>().ok()),

@@ -7,12 +7,12 @@ use std::rc::Rc;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::js::{call_method, get, get_fn, settle, to_json};
+use super::hooks::rejected;
+use super::js::{call_method, call_with, read_fn, settle, to_json};
 use super::table::Table;
 use crate::agent::hook_values;
-use crate::error::Thrown;
+use crate::error::{Error, Thrown};
 use crate::io::{ExecutionMode, HostFuture, HostResult, Tool, UpdateFn};
-use crate::message::Object;
 
 pub struct JsTool {
     pub js: JsValue,
@@ -25,34 +25,35 @@ pub struct JsTool {
 }
 
 impl JsTool {
-    /// Reads a tool object. `Err` names what is wrong (a schema that is not JSON).
-    pub fn new(js: JsValue, signal: JsValue, table: Rc<Table>) -> Result<JsTool, String> {
-        let name = get(&js, "name").as_string().unwrap_or_default();
-        let mode = match get(&js, "executionMode").as_string().as_deref() {
+    /// Reads a tool object through the glue's `readTool`, as pi reads it when it declares
+    /// the tools (L-26): a throwing getter or Proxy trap is `Err` with what it threw; a part
+    /// that is not JSON (or no parameters), an `invalid_input` error naming it.
+    pub fn new(js: JsValue, signal: JsValue, table: Rc<Table>) -> Result<JsTool, Thrown> {
+        let text = table
+            .glue("readTool", &[&js])?
+            .as_string()
+            .unwrap_or_default();
+        // `[executionMode, declaration]`, made by JSON.stringify.
+        let read: Value = serde_json::from_str(&text).map_err(|e| {
+            rejected(Error::InvalidInput(format!(
+                "a tool cannot be read as JSON: {e}"
+            )))
+        })?;
+        let mode = match read.get(0).and_then(Value::as_str) {
             Some("sequential") => ExecutionMode::Sequential,
             Some("parallel") => ExecutionMode::Parallel,
             _ => ExecutionMode::Unset,
         };
-        let what = format!("the parameters of tool {name}");
-        let parameters = to_json(&get(&js, "parameters"), &what)?.unwrap_or(Value::Null);
-        // L-26: name, description, JSON-normalised parameters, constrainedSampling if defined.
-        let mut d = Object::new();
-        d.insert("name".into(), name.clone().into());
-        if let Some(desc) = to_json(&get(&js, "description"), "a tool description")? {
-            d.insert("description".into(), desc);
-        }
-        d.insert("parameters".into(), parameters.clone());
-        let constrained = get(&js, "constrainedSampling");
-        if !constrained.is_undefined() {
-            let v = to_json(&constrained, "constrainedSampling")?.unwrap_or(Value::Null);
-            d.insert("constrainedSampling".into(), v);
-        }
+        let declaration = read.get(1).cloned().unwrap_or(Value::Null);
         Ok(JsTool {
             js,
-            name,
+            name: crate::message::str_field(&declaration, "name").to_string(),
             mode,
-            parameters,
-            declaration: Value::Object(d),
+            parameters: declaration
+                .get("parameters")
+                .cloned()
+                .unwrap_or(Value::Null),
+            declaration,
             signal,
             table,
         })
@@ -77,9 +78,13 @@ impl Tool for JsTool {
     }
 
     fn prepare_arguments(&self, raw: &Value) -> Option<HostResult<Value>> {
-        get_fn(&self.js, "prepareArguments")?;
+        // A throwing read is the preparation throwing: an error result (L-101).
+        let f = match read_fn(&self.js, "prepareArguments") {
+            Ok(f) => f?,
+            Err(e) => return Some(Err(e)),
+        };
         let raw_js = super::js::from_json(raw);
-        let out = match call_method(&self.js, "prepareArguments", &[&raw_js]) {
+        let out = match call_with(&f, &self.js, &[&raw_js]) {
             Ok(out) => out,
             Err(e) => return Some(Err(e)),
         };

@@ -31,6 +31,21 @@ export const IMPROVEMENTS = [
     apply() {},
   },
   {
+    rule: 'L-104',
+    what: 'A tool or hook that throws a value that cannot be read gets an error result; pi\'s catch throws on it and the run rejects (guards.test.mjs).',
+    apply() {},
+  },
+  {
+    rule: 'L-112',
+    what: 'Tool-call arguments from a JS stream that are not JSON give that call an error result; pi runs the tool on a clone of a BigInt or a cycle (guards.test.mjs).',
+    apply() {},
+  },
+  {
+    rule: 'L-157',
+    what: 'An Agent failure whose thrown value or model cannot be read still ends with its failure message and agent_end; pi\'s prompt() rejects (guards.test.mjs).',
+    apply() {},
+  },
+  {
     rule: 'hook values',
     what: 'A hook returning a value of the wrong type fails the run with a clear error where pi would pass it on (see agent/hook_values.rs).',
     apply() {},
