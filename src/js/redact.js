@@ -55,9 +55,35 @@ export function redact(text, secret) {
   if (typeof text !== 'string' || typeof secret !== 'string' || secret.trim() === '') return text;
   // Longest first, so the secret with its whitespace goes before the trimmed one inside it.
   for (const form of new Set([secret, secret.trim()])) {
-    const pattern = [...form].map(spellings).join('');
-    const bounded = form.trim().length < 8 ? `${BEFORE}${pattern}${AFTER}` : pattern;
-    text = text.replace(new RegExp(bounded, 'gu'), '[redacted]');
+    text = form.length > MAX_PATTERN_SECRET ? redactLiteral(text, form) : redactSpellings(text, form);
   }
+  return text;
+}
+
+/** Longer than any real key: a pattern per character would be past what RegExp compiles
+ * (a 3 MB "key" throws "Invalid regular expression"), so such a secret is matched literally. */
+const MAX_PATTERN_SECRET = 4096;
+
+function redactSpellings(text, form) {
+  const pattern = [...form].map(spellings).join('');
+  const bounded = form.trim().length < 8 ? `${BEFORE}${pattern}${AFTER}` : pattern;
+  let re;
+  try {
+    re = new RegExp(bounded, 'gu');
+  } catch {
+    return redactLiteral(text, form);
+  }
+  return text.replace(re, '[redacted]');
+}
+
+/** The secret as is, JSON-escaped and percent-encoded, by plain search. */
+function redactLiteral(text, form) {
+  const forms = [form, JSON.stringify(form).slice(1, -1)];
+  try {
+    forms.push(encodeURIComponent(form));
+  } catch {
+    // A lone surrogate has no percent-encoding.
+  }
+  for (const f of forms) text = text.split(f).join('[redacted]');
   return text;
 }

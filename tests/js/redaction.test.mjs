@@ -90,3 +90,19 @@ test('proxy: an event line that is not JSON is quoted with the token hidden, not
   assert.match(result.errorMessage, /^Invalid JSON in proxy event: .*: \{"x": Bearer \[redacted\]\}$/);
   assertHidden(text, SECRET);
 });
+
+// Found by the bad-input generator: a secret longer than RegExp compiles as a per-character
+// pattern threw "Invalid regular expression" out of the redaction; such a secret is now
+// matched literally, as is and JSON-escaped.
+test('builtin and proxy: a 10,000-character secret echoed whole is hidden, not thrown on', async () => {
+  let seed = 7;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const secret = Array.from({ length: 10_000 }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(rand() * 36)]).join('');
+  for (const kind of ['builtin', 'proxy']) {
+    const { text, result } = await leakProbe(kind, secret, (req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `bad key ${sentSecret(req)}` } }));
+    });
+    assert.equal(result.stopReason, 'error');
+    assertHidden(text, secret);
+  }
+});
