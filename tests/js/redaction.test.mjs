@@ -106,3 +106,9 @@ test('builtin and proxy: a 10,000-character secret echoed whole is hidden, not t
     assertHidden(text, secret);
   }
 });
+
+test('redact(): a 3 MB secret (past what RegExp compiles) is replaced, not thrown on', async () => {
+  const { redact } = await import('../../pkg/redact.js');
+  const secret = 'x'.repeat(3_000_000);
+  assert.equal(redact(`401: {"key":"${secret}"} rejected`, secret), '401: {"key":"[redacted]"} rejected');
+});
