@@ -176,7 +176,7 @@ fn assistant_items(
             "thinking" => {
                 let sig = str_field(b, "thinkingSignature");
                 if !sig.is_empty() {
-                    let item = serde_json::from_str::<Value>(sig).map_err(|e| {
+                    let item = crate::json::parse(sig).map_err(|e| {
                         format!("Thinking signature is not a Responses reasoning item: {e}")
                     })?;
                     out.push(item);
@@ -241,7 +241,7 @@ fn text_signature(sig: &str) -> (String, Option<String>) {
         return (String::new(), None);
     }
     if sig.starts_with('{') {
-        if let Ok(v) = serde_json::from_str::<Value>(sig) {
+        if let Ok(v) = crate::json::parse(sig) {
             if v.get("v").and_then(Value::as_f64) == Some(1.0) {
                 if let Some(id) = v.get("id").and_then(Value::as_str) {
                     let phase = v

@@ -30,9 +30,9 @@ pub fn format_path(pointer: &str) -> String {
         .join(".")
 }
 
-/// `JSON.stringify(value, null, 2)`.
+/// `JSON.stringify(value, null, 2)` (lone surrogates escaped, as JS writes them).
 fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into())
+    crate::json::escape_lone(serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into()))
 }
 
 /// Coerces and validates `arguments` against `parameters`; `Ok` is the coerced copy.
