@@ -9,7 +9,7 @@ pub mod pattern;
 
 use serde_json::Value;
 
-pub use check::{Failure, Schema};
+pub use check::{Failure, Schema, MAX_WALK};
 use coerce::Coercer;
 pub use pattern::Patterns;
 
