@@ -10,7 +10,8 @@ cargo build --release --target wasm32-unknown-unknown --quiet
 rm -rf pkg
 wasm-bindgen --target web --no-typescript --out-dir pkg --out-name "$name" \
   "target/wasm32-unknown-unknown/release/$name.wasm"
-node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers --strip-target-features \
+# -Oz twice: the second run finds what the first one's inlining exposed (0.6 KB of gzip).
+node_modules/.bin/wasm-opt -Oz -Oz --strip-debug --strip-producers --strip-target-features \
   "pkg/${name}_bg.wasm" -o "pkg/${name}_bg.wasm"
 node scripts/package-wasm.mjs
 cp src/js/*.js src/js/*.d.ts pkg/

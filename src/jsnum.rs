@@ -179,8 +179,8 @@ fn is_decimal_literal(s: &str) -> bool {
 }
 
 /// `JSON.stringify` of a JSON value: like serde_json's compact form, but numbers written
-/// as JS writes them (`-150`, not `-150.0`; `1e+21`), so request bodies and argument
-/// strings match pi's byte for byte.
+/// as JS writes them (`-150`, not `-150.0`; `1e+21`) and lone surrogates as `\udXXX`
+/// escapes (crate::json), so request bodies and argument strings match pi's byte for byte.
 pub fn json_stringify(value: &serde_json::Value) -> String {
     struct JsFormatter;
     impl serde_json::ser::Formatter for JsFormatter {
@@ -199,9 +199,9 @@ pub fn json_stringify(value: &serde_json::Value) -> String {
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut out, JsFormatter);
     if serde::Serialize::serialize(value, &mut ser).is_err() {
-        return value.to_string();
+        return crate::json::escape_lone(value.to_string());
     }
-    String::from_utf8(out).unwrap_or_else(|_| value.to_string())
+    crate::json::escape_lone(String::from_utf8(out).unwrap_or_else(|_| value.to_string()))
 }
 
 #[cfg(test)]

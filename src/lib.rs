@@ -9,6 +9,7 @@ pub mod error;
 pub mod event;
 pub mod io;
 pub mod jsnum;
+pub mod json;
 pub mod message;
 pub mod provider;
 pub mod stream;

@@ -93,8 +93,30 @@ fn changes_are_edit_records() {
 fn unicode_escapes_and_surrogate_pairs() {
     let (v, _) = parse_in(&[r#"{"e": "\ud83d"#, r#"\ude00 ok"}"#]);
     assert_eq!(v.unwrap(), json!({"e": "😀 ok"}));
-    let (v, _) = parse_in(&[r#"{"e": "\ud83d x"}"#]);
-    assert_eq!(v.unwrap(), json!({"e": "\u{FFFD} x"}));
+    // A lone half stays as JS keeps it, in the form crate::json reads it (not U+FFFD), in
+    // one piece or two, and joins its other half from the next piece.
+    let lone = r#"{"e": "\ud83d x", "f": "\ude00"}"#;
+    let (v, _) = parse_in(&[lone]);
+    assert_eq!(v.unwrap(), pi_agent_wasm::json::parse(lone).unwrap());
+    let (v, _) = parse_in(&[r#"{"e": "\ud83d"#, r#" x", "f": "\ude00"}"#]);
+    assert_eq!(v.unwrap(), pi_agent_wasm::json::parse(lone).unwrap());
+    let (v, changes) = parse_in(&[r#"{"e": "a\ud83d"#, r#"\ude00"}"#]);
+    assert_eq!(v.unwrap(), json!({"e": "a😀"}));
+    // Each piece's edit carries its own half, which JS concatenation joins.
+    let halves: Vec<String> = changes
+        .iter()
+        .flatten()
+        .filter_map(|c| match c {
+            Change::Append { text, .. } => Some(text.clone()),
+            Change::Set { value, .. } => value.as_str().map(String::from),
+        })
+        .collect();
+    let mut joined = String::new();
+    for h in &halves {
+        pi_agent_wasm::json::push_str(&mut joined, h);
+    }
+    assert_eq!(joined, "a😀");
+    assert_eq!(halves.len(), 2);
 }
 
 #[test]

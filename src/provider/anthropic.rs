@@ -134,13 +134,13 @@ impl AnthropicDecoder {
         if !named && name != "message" {
             return Ok(false);
         }
-        let event: Value = serde_json::from_str(data)
+        let event: Value = crate::json::parse(data)
             .or_else(|e| {
                 let repaired = repair_json(data);
                 if repaired == data {
                     Err(e)
                 } else {
-                    serde_json::from_str(&repaired)
+                    crate::json::parse(&repaired)
                 }
             })
             .map_err(|e| format!("Could not parse Anthropic SSE event {name}: {e}; data={data}"))?;

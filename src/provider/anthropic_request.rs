@@ -23,6 +23,7 @@ use super::transform::{
     collapse_system_messages, render_system_update, replace_images, transform_messages,
 };
 use crate::agent::transcript::{get_current_system_prompt, get_current_tools};
+use crate::json::sanitize;
 use crate::message::{num, str_field, ThinkingLevel};
 
 const ERROR_IMAGE_NOTE: &str = "(image attached after the tool results)";
@@ -75,13 +76,13 @@ fn image(b: &Value) -> Value {
 fn result_content(content: &[Value]) -> Value {
     if !content.iter().any(|c| str_field(c, "type") == "image") {
         let texts: Vec<&str> = content.iter().map(|c| str_field(c, "text")).collect();
-        return texts.join("\n").into();
+        return sanitize(&texts.join("\n")).into();
     }
     let mut blocks: Vec<Value> = content
         .iter()
         .map(|b| {
             if str_field(b, "type") == "text" {
-                json!({"type": "text", "text": str_field(b, "text")})
+                json!({"type": "text", "text": sanitize(str_field(b, "text"))})
             } else {
                 image(b)
             }
@@ -130,7 +131,7 @@ fn assistant_blocks(m: &Value, allow_empty_signature: bool) -> Vec<Value> {
             "text" => {
                 let text = str_field(b, "text");
                 if !text.trim().is_empty() {
-                    blocks.push(json!({"type": "text", "text": text}));
+                    blocks.push(json!({"type": "text", "text": sanitize(text)}));
                 }
             }
             "thinking" => {
@@ -143,12 +144,13 @@ fn assistant_blocks(m: &Value, allow_empty_signature: bool) -> Vec<Value> {
                     blocks.push(Value::Object(r));
                     continue;
                 }
-                let thinking = str_field(b, "thinking");
+                let raw = str_field(b, "thinking");
                 let sig = str_field(b, "thinkingSignature");
                 let signed = !sig.trim().is_empty();
-                if thinking.trim().is_empty() && !signed {
+                if raw.trim().is_empty() && !signed {
                     continue;
                 }
+                let thinking = sanitize(raw);
                 blocks.push(if signed {
                     json!({"type": "thinking", "thinking": thinking, "signature": sig})
                 } else if allow_empty_signature {
@@ -181,20 +183,21 @@ fn convert_messages(messages: &[Value], allow_empty_signature: bool) -> Vec<Valu
                 let text = render_system_update(m);
                 if !text.is_empty() {
                     pending_system.push(
-                        json!({"role": "system", "content": [{"type": "text", "text": text}]}),
+                        json!({"role": "system", "content": [{"type": "text", "text": sanitize(&text)}]}),
                     );
                 }
             }
             "user" => match m.get("content") {
                 Some(Value::String(s)) if !s.trim().is_empty() => {
-                    out.push(json!({"role": "user", "content": s}));
+                    out.push(json!({"role": "user", "content": sanitize(s)}));
                 }
                 Some(Value::Array(items)) => {
                     let blocks: Vec<Value> = items
                         .iter()
                         .filter_map(|b| {
                             if str_field(b, "type") == "text" {
-                                let text = str_field(b, "text");
+                                // pi-ai drops a text that is blank once sanitised.
+                                let text = sanitize(str_field(b, "text"));
                                 (!text.trim().is_empty())
                                     .then(|| json!({"type": "text", "text": text}))
                             } else {
@@ -413,7 +416,7 @@ pub fn build_request(
     if !system_text.is_empty() {
         let mut block = Map::new();
         block.insert("type".into(), "text".into());
-        block.insert("text".into(), system_text.into());
+        block.insert("text".into(), sanitize(&system_text).into());
         if let Some(cc) = &cache_control {
             block.insert("cache_control".into(), cc.clone());
         }

@@ -154,7 +154,7 @@ fn put_at_path(root: &mut Value, path: &str, value: Value, append: bool) {
 
 fn set_or_append(slot: &mut Value, value: Value, append: bool) {
     match (slot, value) {
-        (Value::String(s), Value::String(more)) if append => s.push_str(&more),
+        (Value::String(s), Value::String(more)) if append => crate::json::push_str(s, &more),
         (slot, value) => *slot = value,
     }
 }
@@ -288,7 +288,7 @@ impl GoogleDecoder {
         };
         self.with_block(index, |b| {
             if let Some(Value::String(s)) = b.get_mut(field) {
-                s.push_str(text);
+                crate::json::push_str(s, text);
             }
             if let Some(sig) = signature {
                 b.insert(sig_field.into(), sig.into());
@@ -446,8 +446,8 @@ impl GoogleDecoder {
         data: &str,
         out: &mut Vec<AssistantMessageEvent>,
     ) -> Result<(), String> {
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| format!("Malformed JSON in stream event: {e}"))?;
+        let chunk: Value =
+            crate::json::parse(data).map_err(|e| format!("Malformed JSON in stream event: {e}"))?;
         if let Some(err) = chunk.get("error").filter(|e| e.is_object()) {
             let message = str_of(err, "message").unwrap_or("unknown error");
             return Err(format!("Provider error: {message}"));

@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 use super::openai_completions_request::{clamp_max_tokens, clamp_thinking_level};
 use super::transform::{collapse_system_messages, transform_messages};
 use crate::agent::transcript::{get_current_system_prompt, get_current_tools};
+use crate::json::sanitize;
 use crate::message::{str_field, ThinkingLevel};
 
 /// The options of `streamSimple` the request reads.
@@ -256,13 +257,15 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
     ) {
         match str_field(&m, "role") {
             "user" => match m.get("content") {
-                Some(Value::String(s)) => out.push(json!({"role": "user", "parts": [{"text": s}]})),
+                Some(Value::String(s)) => {
+                    out.push(json!({"role": "user", "parts": [{"text": sanitize(s)}]}))
+                }
                 Some(Value::Array(blocks)) => {
                     let parts: Vec<Value> = blocks
                         .iter()
                         .map(|b| {
                             if str_field(b, "type") == "text" {
-                                json!({"text": str_field(b, "text")})
+                                json!({"text": sanitize(str_field(b, "text"))})
                             } else {
                                 inline_data(b)
                             }
@@ -291,7 +294,7 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                             if text.trim().is_empty() && sig.is_none() {
                                 continue;
                             }
-                            let mut p = json!({"text": text});
+                            let mut p = json!({"text": sanitize(text)});
                             if let (Some(s), Value::Object(o)) = (sig, &mut p) {
                                 o.insert("thoughtSignature".into(), s.into());
                             }
@@ -304,13 +307,13 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                                 if text.trim().is_empty() && sig.is_none() {
                                     continue;
                                 }
-                                let mut p = json!({"thought": true, "text": text});
+                                let mut p = json!({"thought": true, "text": sanitize(text)});
                                 if let (Some(s), Value::Object(o)) = (sig, &mut p) {
                                     o.insert("thoughtSignature".into(), s.into());
                                 }
                                 parts.push(p);
                             } else if !text.trim().is_empty() {
-                                parts.push(json!({"text": text}));
+                                parts.push(json!({"text": sanitize(text)}));
                             }
                         }
                         "toolCall" => {
@@ -368,7 +371,7 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                     Vec::new()
                 };
                 let shown = if !text.trim().is_empty() {
-                    text
+                    sanitize(&text)
                 } else if !images.is_empty() {
                     "(see attached image)".to_string()
                 } else {
@@ -448,7 +451,7 @@ pub fn build_body(
         if !text.is_empty() {
             body.insert(
                 "systemInstruction".into(),
-                json!({"role": "user", "parts": [{"text": text}]}),
+                json!({"role": "user", "parts": [{"text": sanitize(&text)}]}),
             );
         }
     }

@@ -85,7 +85,7 @@ pub fn edit_block<T>(
 pub fn grow_block(partial: &Partial, index: usize, key: &str, delta: &str) {
     edit_block(partial, index, |b| {
         if let Some(Value::String(s)) = b.get_mut(key) {
-            s.push_str(delta);
+            crate::json::push_str(s, delta);
         }
     });
 }
@@ -101,7 +101,7 @@ pub struct ToolArgs {
 impl ToolArgs {
     /// Appends `delta`, applies its edits to the arguments of block `index`; returns them.
     pub fn append(&mut self, partial: &Partial, index: usize, delta: &str) -> Vec<Change> {
-        self.text.push_str(delta);
+        crate::json::push_str(&mut self.text, delta);
         let changes = self.parser.append(delta);
         edit_block(partial, index, |b| {
             if let Some(target) = b.get_mut("arguments") {

@@ -290,7 +290,7 @@ impl ChatCompletionsDecoder {
             .and_then(|c| c.get_mut(index))
             .and_then(|b| b.get_mut(key));
         if let Some(Value::String(s)) = field {
-            s.push_str(delta);
+            crate::json::push_str(s, delta);
         }
     }
 
@@ -305,11 +305,12 @@ impl ChatCompletionsDecoder {
         data: &str,
         out: &mut Vec<AssistantMessageEvent>,
     ) -> Result<(), String> {
-        if let Ok(wire) = serde_json::from_str::<Wire>(data) {
+        let malformed = |e| format!("Malformed JSON in stream event: {e}");
+        let data = crate::json::prepare(data).map_err(malformed)?;
+        if let Ok(wire) = crate::json::from_prepared::<Wire>(&data) {
             return self.apply(wire, out);
         }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| format!("Malformed JSON in stream event: {e}"))?;
+        let chunk: Value = crate::json::from_prepared(&data).map_err(malformed)?;
         match Wire::lenient(&chunk) {
             Some(wire) => self.apply(wire, out),
             None => Ok(()),
@@ -603,12 +604,12 @@ pub fn parse_tool_call_arguments(text: &str) -> (Value, Option<String>) {
     if text.trim().is_empty() {
         return (Value::Object(Map::new()), None);
     }
-    let parsed = serde_json::from_str::<Value>(text).or_else(|e| {
+    let parsed = crate::json::parse(text).or_else(|e| {
         let repaired = repair_json(text);
         if repaired == text {
             Err(e)
         } else {
-            serde_json::from_str::<Value>(&repaired)
+            crate::json::parse(&repaired)
         }
     });
     match parsed {

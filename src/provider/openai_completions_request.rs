@@ -22,6 +22,7 @@ use serde_json::{json, Map, Value};
 use super::transform::{collapse_system_messages, transform_messages};
 use crate::agent::transcript::get_current_tools;
 use crate::jsnum::json_stringify;
+use crate::json::sanitize;
 use crate::message::{content_text, num, str_field, ThinkingLevel};
 
 /// The options of `streamSimple` the request reads.
@@ -397,18 +398,18 @@ pub fn build_params(
             "system" => {
                 let text = crate::agent::transcript::get_current_system_prompt(std::iter::once(m));
                 if !text.is_empty() {
-                    out.push(json!({"role": instruction_role, "content": text}));
+                    out.push(json!({"role": instruction_role, "content": sanitize(&text)}));
                 }
             }
             "user" => match m.get("content") {
-                Some(Value::String(s)) => out.push(json!({"role": "user", "content": s})),
+                Some(Value::String(s)) => out.push(json!({"role": "user", "content": sanitize(s)})),
                 Some(Value::Array(blocks)) => {
                     let content: Vec<Value> = blocks
                         .iter()
                         .filter(|b| str_field(b, "type") != "text" || !str_field(b, "text").is_empty())
                         .map(|b| {
                             if str_field(b, "type") == "text" {
-                                json!({"type": "text", "text": str_field(b, "text")})
+                                json!({"type": "text", "text": sanitize(str_field(b, "text"))})
                             } else {
                                 json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", str_field(b, "mimeType"), str_field(b, "data"))}})
                             }
@@ -457,7 +458,7 @@ pub fn build_params(
                     };
                     let mut r = Map::new();
                     r.insert("role".into(), "tool".into());
-                    r.insert("content".into(), shown.into());
+                    r.insert("content".into(), sanitize(&shown).into());
                     r.insert("tool_call_id".into(), str_field(t, "toolCallId").into());
                     if compat.requires_tool_result_name && !str_field(t, "toolName").is_empty() {
                         r.insert("name".into(), str_field(t, "toolName").into());
@@ -627,10 +628,10 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
         Value::Null
     };
     a.insert("content".into(), empty);
-    let texts: Vec<&str> = blocks
+    let texts: Vec<String> = blocks
         .iter()
         .filter(|b| str_field(b, "type") == "text" && !str_field(b, "text").trim().is_empty())
-        .map(|b| str_field(b, "text"))
+        .map(|b| sanitize(str_field(b, "text")))
         .collect();
     let text = texts.concat();
     let thinking: Vec<&Value> = blocks
@@ -641,7 +642,10 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
         .collect();
     if !thinking.is_empty() {
         if compat.requires_thinking_as_text {
-            let joined: Vec<&str> = thinking.iter().map(|b| str_field(b, "thinking")).collect();
+            let joined: Vec<String> = thinking
+                .iter()
+                .map(|b| sanitize(str_field(b, "thinking")))
+                .collect();
             let mut parts = vec![json!({"type": "text", "text": joined.join("\n\n")})];
             parts.extend(texts.iter().map(|t| json!({"type": "text", "text": t})));
             a.insert("content".into(), Value::Array(parts));

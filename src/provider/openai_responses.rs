@@ -338,8 +338,8 @@ impl ResponsesDecoder {
         if data == "[DONE]" {
             return Ok(true);
         }
-        let event: Value = serde_json::from_str(data)
-            .map_err(|e| format!("Malformed JSON in stream event: {e}"))?;
+        let event: Value =
+            crate::json::parse(data).map_err(|e| format!("Malformed JSON in stream event: {e}"))?;
         // The OpenAI SDK turns an `error` event, or any event with an `error`, into an error.
         let error = match event.get("error") {
             Some(e) if is_truthy(e) => Some(e),
@@ -570,7 +570,7 @@ impl ResponsesDecoder {
                 let stored = b
                     .get("thinkingSignature")
                     .and_then(Value::as_str)
-                    .and_then(|s| serde_json::from_str::<Value>(s).ok());
+                    .and_then(|s| crate::json::parse(s).ok());
                 if let Some(Value::Object(mut stored)) = stored {
                     if stored.get("encrypted_content").is_some_and(is_truthy) {
                         return;

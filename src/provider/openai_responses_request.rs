@@ -22,6 +22,7 @@ use super::openai_completions_request::{
 use super::transform::{collapse_system_messages, render_system_update, transform_messages};
 use crate::agent::transcript::{get_current_system_prompt, get_current_tools};
 use crate::jsnum::json_stringify;
+use crate::json::sanitize;
 use crate::message::{content_text, num, str_field};
 
 /// Providers whose tool-call ids carry a Responses item id (`call|item`).
@@ -140,7 +141,7 @@ fn tool_output(model: &Value, content: &[Value]) -> Value {
         .is_some_and(|i| i.iter().any(|x| x == "image"));
     if images.is_empty() || !vision {
         return if has_text {
-            text.into()
+            sanitize(&text).into()
         } else if images.is_empty() {
             "(no tool output)".into()
         } else {
@@ -149,7 +150,7 @@ fn tool_output(model: &Value, content: &[Value]) -> Value {
     }
     let mut out = Vec::new();
     if has_text {
-        out.push(json!({"type": "input_text", "text": text}));
+        out.push(json!({"type": "input_text", "text": sanitize(&text)}));
     }
     out.extend(images.into_iter().map(input_image));
     Value::Array(out)
@@ -176,7 +177,7 @@ fn assistant_items(
             "thinking" => {
                 let sig = str_field(b, "thinkingSignature");
                 if !sig.is_empty() {
-                    let item = serde_json::from_str::<Value>(sig).map_err(|e| {
+                    let item = crate::json::parse(sig).map_err(|e| {
                         format!("Thinking signature is not a Responses reasoning item: {e}")
                     })?;
                     out.push(item);
@@ -199,7 +200,7 @@ fn assistant_items(
                 item.insert("role".into(), "assistant".into());
                 item.insert(
                     "content".into(),
-                    json!([{"type": "output_text", "text": str_field(b, "text"), "annotations": []}]),
+                    json!([{"type": "output_text", "text": sanitize(str_field(b, "text")), "annotations": []}]),
                 );
                 item.insert("status".into(), "completed".into());
                 item.insert("id".into(), id.into());
@@ -241,7 +242,7 @@ fn text_signature(sig: &str) -> (String, Option<String>) {
         return (String::new(), None);
     }
     if sig.starts_with('{') {
-        if let Ok(v) = serde_json::from_str::<Value>(sig) {
+        if let Ok(v) = crate::json::parse(sig) {
             if v.get("v").and_then(Value::as_f64) == Some(1.0) {
                 if let Some(id) = v.get("id").and_then(Value::as_str) {
                     let phase = v
@@ -290,13 +291,13 @@ pub fn build_body(
                     render_system_update(m)
                 };
                 if !text.is_empty() {
-                    input.push(json!({"role": role, "content": text}));
+                    input.push(json!({"role": role, "content": sanitize(&text)}));
                 }
             }
             "user" => match m.get("content") {
                 Some(Value::String(s)) => {
                     input.push(
-                        json!({"role": "user", "content": [{"type": "input_text", "text": s}]}),
+                        json!({"role": "user", "content": [{"type": "input_text", "text": sanitize(s)}]}),
                     );
                 }
                 Some(Value::Array(blocks)) => {
@@ -307,7 +308,7 @@ pub fn build_body(
                         .iter()
                         .map(|b| {
                             if str_field(b, "type") == "text" {
-                                json!({"type": "input_text", "text": str_field(b, "text")})
+                                json!({"type": "input_text", "text": sanitize(str_field(b, "text"))})
                             } else {
                                 input_image(b)
                             }

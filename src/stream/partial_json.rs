@@ -18,11 +18,17 @@
 //!
 //! Changes are reported down to depth 32; a deeper container is reported as one `set` of
 //! its whole value when it closes. Unterminated scalars are not reported until they end.
-//! Depends on serde_json and `jsnum` only.
+//!
+//! Beyond pi: a string keeps a lone surrogate escape (`\ud83d`) as a JS string would, in
+//! crate::json's form, and halves escaped in two pieces join; and a container nested deeper
+//! than `json::MAX_DEPTH` stops the reading (the value keeps what came before it; the strict
+//! parse at the end reports the limit), so no value here is deeper than the stack holds.
+//! Depends on serde_json, `json` and `jsnum` only.
 
 use serde_json::{Map, Value};
 
 use crate::jsnum::from_js_string;
+use crate::json::{push_lone, push_str, MAX_DEPTH};
 use crate::message::num;
 
 const MAX_REPORTED_DEPTH: usize = 32;
@@ -90,8 +96,6 @@ struct OpenString {
     text: String,
     /// An unfinished escape: `\` or `\u` plus the hex digits read so far.
     escape: String,
-    /// A high surrogate from `\uD8xx` waiting for its low half.
-    high_surrogate: Option<u16>,
     path: Option<Vec<PathSeg>>,
     /// Index in `changes` of this string's newest change in the current piece.
     change: Option<usize>,
@@ -312,12 +316,12 @@ impl StreamingJsonParser {
             }
             let Some(i) = rest.bytes().position(|b| b == b'"' || b == b'\\') else {
                 if !rest.is_empty() {
-                    self.append_string(rest);
+                    self.push_text(rest);
                 }
                 return "";
             };
             if i > 0 {
-                self.append_string(rest.get(..i).unwrap_or(""));
+                self.push_text(rest.get(..i).unwrap_or(""));
             }
             let after = rest.get(i + 1..).unwrap_or("");
             if rest.as_bytes().get(i) == Some(&b'"') {
@@ -339,7 +343,7 @@ impl StreamingJsonParser {
         if open.escape == "\\" {
             if let Some(decoded) = simple_escape(c) {
                 open.escape.clear();
-                self.append_string(decoded.encode_utf8(&mut [0; 4]));
+                self.push_text(decoded.encode_utf8(&mut [0; 4]));
                 return true;
             }
             if c == 'u' {
@@ -348,7 +352,7 @@ impl StreamingJsonParser {
             }
             // An invalid escape keeps its backslash as text.
             open.escape.clear();
-            self.append_string("\\");
+            self.push_text("\\");
             return false;
         }
         if c.is_ascii_hexdigit() {
@@ -359,56 +363,30 @@ impl StreamingJsonParser {
             let code =
                 u16::from_str_radix(open.escape.get(2..).unwrap_or(""), 16).unwrap_or(0xFFFD);
             open.escape.clear();
-            // UTF-16 escapes: a high surrogate waits for its low half; a lone half becomes
-            // U+FFFD (a Rust string cannot hold it; JS would keep the lone code unit).
-            match code {
-                0xDC00..=0xDFFF => {
-                    let decoded = match open.high_surrogate.take() {
-                        Some(high) => char::decode_utf16([high, code]).next().and_then(Result::ok),
-                        None => None,
-                    };
-                    self.append_string(decoded.unwrap_or('\u{FFFD}').encode_utf8(&mut [0; 4]));
-                }
-                0xD800..=0xDBFF => {
-                    if open.high_surrogate.replace(code).is_some() {
-                        self.push_text("\u{FFFD}");
-                    }
-                }
-                _ => {
-                    let decoded = char::from_u32(u32::from(code)).unwrap_or('\u{FFFD}');
-                    self.append_string(decoded.encode_utf8(&mut [0; 4]));
-                }
+            // A surrogate escape is one UTF-16 unit, appended as JS appends it: a lone half
+            // in crate::json's form, which joins the other half when it follows.
+            let mut unit = String::new();
+            match char::from_u32(u32::from(code)) {
+                Some(c) => unit.push(c),
+                None => push_lone(&mut unit, code),
             }
+            self.push_text(&unit);
             return true;
         }
         // `\u` without four hex digits stays text.
         let literal = std::mem::take(&mut open.escape);
-        self.append_string(&literal);
+        self.push_text(&literal);
         false
-    }
-
-    /// Appends `text` to the open string, after a waiting lone high surrogate (as U+FFFD).
-    fn append_string(&mut self, text: &str) {
-        if self
-            .string
-            .as_mut()
-            .and_then(|o| o.high_surrogate.take())
-            .is_some()
-        {
-            self.push_text("\u{FFFD}");
-        }
-        self.push_text(text);
     }
 
     fn push_text(&mut self, text: &str) {
         let Some(open) = self.string.as_mut() else {
             return;
         };
+        push_str(&mut open.text, text);
         if open.target == Target::Key {
-            open.text.push_str(text);
             return;
         }
-        open.text.push_str(text);
         // Grow the placed string in place: O(text).
         let slot = open.slot.clone();
         let path = open.path.clone();
@@ -416,12 +394,12 @@ impl StreamingJsonParser {
         match (slot, self.stack.last_mut()) {
             (Some(Slot::Root), _) => {
                 if let Some(Value::String(s)) = self.root.as_mut() {
-                    s.push_str(text);
+                    push_str(s, text);
                 }
             }
             (Some(slot), Some(frame)) => {
                 if let Some(Value::String(s)) = get_mut(&mut frame.container, &slot) {
-                    s.push_str(text);
+                    push_str(s, text);
                 }
             }
             _ => {}
@@ -433,8 +411,8 @@ impl StreamingJsonParser {
                 Some(Change::Set {
                     value: Value::String(s),
                     ..
-                }) => s.push_str(text),
-                Some(Change::Append { text: t, .. }) => t.push_str(text),
+                }) => push_str(s, text),
+                Some(Change::Append { text: t, .. }) => push_str(t, text),
                 _ => {}
             }
             return;
@@ -449,15 +427,6 @@ impl StreamingJsonParser {
     }
 
     fn end_string(&mut self) {
-        // A lone high surrogate at the end of the string.
-        if self
-            .string
-            .as_mut()
-            .and_then(|o| o.high_surrogate.take())
-            .is_some()
-        {
-            self.push_text("\u{FFFD}");
-        }
         let Some(open) = self.string.take() else {
             return;
         };
@@ -581,7 +550,6 @@ impl StreamingJsonParser {
                 slot: None,
                 text: String::new(),
                 escape: String::new(),
-                high_surrogate: None,
                 path: None,
                 change: None,
             });
@@ -603,13 +571,17 @@ impl StreamingJsonParser {
             slot,
             text: String::new(),
             escape: String::new(),
-            high_surrogate: None,
             path,
             change,
         });
     }
 
     fn open_container(&mut self, container: Value) {
+        if self.stack.len() >= MAX_DEPTH {
+            // Deeper than any value may be: nothing more is read.
+            self.done = true;
+            return;
+        }
         let slot = self.value_slot();
         let path = self.reported_path(slot.as_ref());
         if let Some(p) = &path {
@@ -704,7 +676,7 @@ pub fn apply_change(target: &mut Value, change: &Change) {
                 Some(PathSeg::Index(i)) => node.get_mut(*i),
             };
             if let Some(Value::String(s)) = target {
-                s.push_str(text);
+                push_str(s, text);
             }
         }
     }

@@ -108,12 +108,15 @@ fn cut(text: &str, max: usize) -> String {
 /// `error` object, else `"<status> <body>"`, or `"<status> status code (no body)"`.
 fn http_error(status: u16, body: &str) -> String {
     let trimmed = body.trim();
-    if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
+    if let Ok(v) = crate::json::parse(trimmed) {
         if let Some(e) = v
             .get("error")
             .filter(|e| e.as_object().is_some_and(|o| !o.is_empty()))
         {
-            return format!("{status}: {}", cut(&e.to_string(), MAX_ERROR_BODY));
+            return format!(
+                "{status}: {}",
+                cut(&crate::json::stringify(e), MAX_ERROR_BODY)
+            );
         }
     }
     if trimmed.is_empty() {
@@ -176,7 +179,7 @@ fn api_http_error(api: Api, model: &Value, response: &Response, body: &str) -> S
     if api == Api::Anthropic {
         // Anthropic's SDK: the body's `message`, else the whole JSON body, else its text.
         let trimmed = body.trim();
-        return match serde_json::from_str::<Value>(trimmed) {
+        return match crate::json::parse(trimmed) {
             _ if trimmed.is_empty() => format!("{status} status code (no body)"),
             Ok(v) => match v.get("message") {
                 Some(Value::String(m)) if !m.is_empty() => format!("{status} {m}"),

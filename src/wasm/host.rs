@@ -110,7 +110,7 @@ pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value, assign_meta: &F
     if let Some(state) = cell.borrow_mut().as_mut() {
         if meta_differs(&state.meta, message) {
             state.meta = meta_of(message);
-            let json = serde_json::Value::Object(state.meta.clone()).to_string();
+            let json = crate::json::stringify(&serde_json::Value::Object(state.meta.clone()));
             let _ = assign_meta.call2(
                 &JsValue::UNDEFINED,
                 &state.partial,
@@ -275,7 +275,7 @@ fn changes_json(changes: &[crate::stream::Change]) -> String {
             }
         })
         .collect();
-    Value::Array(list).to_string()
+    crate::json::stringify(&Value::Array(list))
 }
 
 fn obj(kind: &'static str) -> JsValue {
@@ -303,8 +303,8 @@ impl JsSink {
                 tool_name,
                 args,
             } => {
-                set(&o, "toolCallId", &JsValue::from_str(tool_call_id));
-                set(&o, "toolName", &JsValue::from_str(tool_name));
+                set(&o, "toolCallId", &super::js::js_str(tool_call_id));
+                set(&o, "toolName", &super::js::js_str(tool_name));
                 set(&o, "args", &t.to_js(args));
             }
             AgentEvent::ToolExecutionUpdate {
@@ -313,8 +313,8 @@ impl JsSink {
                 args,
                 partial_result,
             } => {
-                set(&o, "toolCallId", &JsValue::from_str(tool_call_id));
-                set(&o, "toolName", &JsValue::from_str(tool_name));
+                set(&o, "toolCallId", &super::js::js_str(tool_call_id));
+                set(&o, "toolName", &super::js::js_str(tool_name));
                 set(&o, "args", &t.to_js(args));
                 set(&o, "partialResult", &t.to_js(partial_result));
             }
@@ -325,8 +325,8 @@ impl JsSink {
                 is_error,
                 duration_ms,
             } => {
-                set(&o, "toolCallId", &JsValue::from_str(tool_call_id));
-                set(&o, "toolName", &JsValue::from_str(tool_name));
+                set(&o, "toolCallId", &super::js::js_str(tool_call_id));
+                set(&o, "toolName", &super::js::js_str(tool_name));
                 set(&o, "result", &t.to_js(result));
                 set(&o, "isError", &JsValue::from_bool(*is_error));
                 if let Some(d) = duration_ms {
@@ -382,8 +382,9 @@ impl JsSink {
             s.revision = revision;
             if meta_differs(&s.meta, &p) {
                 s.meta = meta_of(&p);
-                meta_arg =
-                    JsValue::from_str(&serde_json::Value::Object(s.meta.clone()).to_string());
+                meta_arg = JsValue::from_str(&crate::json::stringify(&serde_json::Value::Object(
+                    s.meta.clone(),
+                )));
             }
         }
         let (index, delta) = match event {
@@ -421,11 +422,12 @@ impl JsSink {
         let block_arg = match event {
             E::TextStart { .. } | E::ThinkingStart { .. } | E::ToolcallStart { .. } => block
                 .map_or(JsValue::UNDEFINED, |b| {
-                    JsValue::from_str(&initial_block(b).to_string())
+                    JsValue::from_str(&crate::json::stringify(&initial_block(b)))
                 }),
-            E::TextEnd { .. } | E::ThinkingEnd { .. } | E::ToolcallEnd { .. } => {
-                block.map_or(JsValue::UNDEFINED, |b| JsValue::from_str(&b.to_string()))
-            }
+            E::TextEnd { .. } | E::ThinkingEnd { .. } | E::ToolcallEnd { .. } => block
+                .map_or(JsValue::UNDEFINED, |b| {
+                    JsValue::from_str(&crate::json::stringify(b))
+                }),
             _ => JsValue::UNDEFINED,
         };
         // A tool call's delta: its id and name when they changed (rarely), and the edits to
@@ -446,7 +448,9 @@ impl JsSink {
                     JsValue::UNDEFINED
                 } else {
                     s.head = Some((index, id.to_string(), name.to_string()));
-                    JsValue::from_str(&serde_json::json!({ "id": id, "name": name }).to_string())
+                    JsValue::from_str(&crate::json::stringify(
+                        &serde_json::json!({ "id": id, "name": name }),
+                    ))
                 };
                 let repeat = match changes.as_slice() {
                     [crate::stream::Change::Append { path, text }] => {
@@ -470,7 +474,7 @@ impl JsSink {
             }
             _ => (JsValue::UNDEFINED, JsValue::UNDEFINED),
         };
-        let delta_arg = delta.map_or(JsValue::UNDEFINED, JsValue::from_str);
+        let delta_arg = delta.map_or(JsValue::UNDEFINED, super::js::js_str);
         let rendered = self.apply_update.call8(
             &JsValue::UNDEFINED,
             &s.partial,

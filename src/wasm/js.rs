@@ -285,17 +285,23 @@ pub fn to_json(v: &JsValue, what: &str) -> Result<Option<Value>, String> {
     let Some(text) = text.as_string() else {
         return Ok(None);
     };
-    serde_json::from_str(&text)
+    crate::json::parse(&text)
         .map(Some)
         .map_err(|e| format!("{what} cannot be read as JSON: {e}"))
 }
 
-/// A JSON value as a fresh JS value.
+/// A JSON value as a fresh JS value (lone surrogates restored: crate::json).
 pub fn from_json(v: &Value) -> JsValue {
-    match serde_json::to_string(v) {
-        Ok(text) => JSON::parse(&text).unwrap_or(JsValue::UNDEFINED),
-        Err(_) => JsValue::UNDEFINED,
+    JSON::parse(&crate::json::stringify(v)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A core string as the JS string it stands for (a lone surrogate restored: crate::json).
+pub fn js_str(s: &str) -> JsValue {
+    if !crate::json::has_lone(s) {
+        return JsValue::from_str(s);
     }
+    JSON::parse(&crate::json::stringify(&Value::String(s.to_string())))
+        .unwrap_or_else(|_| JsValue::from_str(s))
 }
 
 /// `Array.isArray(v)`; a value that throws on the question (a revoked Proxy) is no array.

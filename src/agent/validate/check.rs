@@ -13,8 +13,13 @@
 //! `unevaluatedProperties`/`unevaluatedItems`, `$dynamicRef`, the formats format.rs does not
 //! list, and `$ref`s to other documents (those reject the value at their place, as pi's
 //! `unresolvedRefs: "reject"` does).
+//!
+//! Bounded where pi overflows its stack: a `$ref` cycle that never goes into the value (`{
+//! "$ref": "#" }`, two `$ref`s naming each other) fails the validation with an error naming
+//! the cycle, and the walks of the checker and the coercer together nest at most
+//! [`MAX_WALK`] deep.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use serde_json::Value;
 
@@ -29,14 +34,36 @@ pub struct Failure {
     pub message: String,
 }
 
+/// The deepest nesting of schema walks (checking and coercing together): a schema nested
+/// `json::MAX_DEPTH` deep is walked whole. A level of a deep value takes one walk, or up to
+/// three through a recursive schema (a `$ref` to an `anyOf` whose branch holds `items`); a
+/// deeper walk fails the validation with an error naming this limit. Measured in the `.wasm`
+/// under Node, the V8 stack (which wasm frames share with JS) holds about 2,200 walks
+/// (tests/js/bounds.test.mjs walks this many).
+pub const MAX_WALK: usize = crate::json::MAX_DEPTH;
+
 /// A schema document being checked against.
 pub struct Schema<'a> {
     root: &'a Value,
     patterns: &'a dyn Patterns,
     /// Draft 7 and older: `$ref` overrides its siblings, tuple `items`, no `dependentRequired`.
     draft7: bool,
-    /// A broken schema (an invalid `pattern`): the whole validation fails with this text.
+    /// A broken schema (an invalid `pattern`, a `$ref` cycle, a walk deeper than
+    /// [`MAX_WALK`]): the whole validation fails with this text.
     pub(super) schema_error: RefCell<Option<String>>,
+    /// The `$ref`s being walked, innermost last: (target node, value) by address, for cycles.
+    refs: RefCell<Vec<(usize, usize)>>,
+    /// Walks of the checker and the coercer in progress.
+    depth: Cell<usize>,
+}
+
+/// One level of a schema walk, counted while it lives (see [`Schema::enter`]).
+pub(super) struct Level<'s>(&'s Cell<usize>);
+
+impl Drop for Level<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
 }
 
 pub fn pointer(path: &str, key: &str) -> String {
@@ -90,18 +117,20 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// UTF-16-aware code point count, as pi-schema counts string length.
+/// UTF-16-aware code point count (a lone surrogate is one), as pi-schema counts string
+/// length.
 fn code_points(s: &str) -> usize {
-    s.chars().count()
+    crate::json::code_points(s)
 }
 
 /// `values` as JSON, at most 20 of them (pi-schema `listValues`).
 fn list_values(values: &[Value]) -> String {
     const LISTED: usize = 20;
     if values.len() <= LISTED {
-        return Value::Array(values.to_vec()).to_string();
+        return crate::json::stringify(&Value::Array(values.to_vec()));
     }
-    let listed = Value::Array(values.iter().take(LISTED).cloned().collect()).to_string();
+    let listed =
+        crate::json::stringify(&Value::Array(values.iter().take(LISTED).cloned().collect()));
     let head = listed.strip_suffix(']').unwrap_or(&listed);
     format!("{head}, ... and {} more]", values.len() - LISTED)
 }
@@ -158,7 +187,36 @@ impl<'a> Schema<'a> {
             patterns,
             draft7,
             schema_error: RefCell::new(None),
+            refs: RefCell::new(Vec::new()),
+            depth: Cell::new(0),
         }
+    }
+
+    /// Whether the validation already failed as a whole (nothing more is walked).
+    pub(super) fn failed(&self) -> bool {
+        self.schema_error.borrow().is_some()
+    }
+
+    /// Fails the validation as a whole with `message` (the first failure is kept).
+    fn fail(&self, message: String) {
+        self.schema_error.borrow_mut().get_or_insert(message);
+    }
+
+    /// Starts one more level of walking, or `None` (and the validation fails) past
+    /// [`MAX_WALK`], or once it failed.
+    pub(super) fn enter(&self) -> Option<Level<'_>> {
+        if self.failed() {
+            return None;
+        }
+        let depth = self.depth.get();
+        if depth >= MAX_WALK {
+            self.fail(format!(
+                "the schema and the value nest deeper than {MAX_WALK} levels (the limit)"
+            ));
+            return None;
+        }
+        self.depth.set(depth + 1);
+        Some(Level(&self.depth))
     }
 
     pub fn root(&self) -> &'a Value {
@@ -212,7 +270,12 @@ impl<'a> Schema<'a> {
         find_anchor(self.root, fragment)
     }
 
+    /// Checks `v` against `node`, within [`MAX_WALK`].
     fn walk(&self, node: &Value, v: &Value, path: &str, out: &mut Vec<Failure>) {
+        let Some(_level) = self.enter() else {
+            push(out, path, "not checked: the schema failed");
+            return;
+        };
         let n = match node {
             Value::Bool(true) => return,
             Value::Bool(false) => {
@@ -264,13 +327,17 @@ impl<'a> Schema<'a> {
         }
         if let Some(c) = n.get("const") {
             if !json_equal(c, v) {
-                push(out, path, &format!("expected {c}"));
+                push(
+                    out,
+                    path,
+                    &format!("expected {}", crate::json::stringify(c)),
+                );
             }
         }
         match v {
             Value::String(s) => self.walk_string(n, s, path, out),
             Value::Number(x) => walk_number(n, x.as_f64().unwrap_or(f64::NAN), path, out),
-            Value::Object(o) => self.walk_object(n, o, path, out),
+            Value::Object(o) => self.walk_object(n, v, o, path, out),
             Value::Array(a) => self.walk_array(n, a, path, out),
             _ => {}
         }
@@ -305,11 +372,34 @@ impl<'a> Schema<'a> {
         }
     }
 
+    /// Follows a `$ref`, unless it leads back to a walk of the same value through `$ref`s
+    /// alone: a cycle that would never end (a schema without `$ref` is a tree, so every
+    /// endless walk passes one).
     fn walk_ref(&self, reference: &str, v: &Value, path: &str, out: &mut Vec<Failure>) {
-        match self.resolve(reference) {
-            Some(target) => self.walk(target, v, path, out),
-            None => push(out, path, &format!("unresolved reference {reference}")),
+        let Some(target) = self.resolve(reference) else {
+            push(out, path, &format!("unresolved reference {reference}"));
+            return;
+        };
+        let here = (target as *const Value as usize, v as *const Value as usize);
+        // The `$ref`s followed at this value are the innermost ones: the value only changes
+        // by going into it.
+        let cycle = self
+            .refs
+            .borrow()
+            .iter()
+            .rev()
+            .take_while(|at| at.1 == here.1)
+            .any(|at| *at == here);
+        if cycle {
+            self.fail(format!(
+                "the schema's $ref {reference} closes a cycle that never goes into the value"
+            ));
+            push(out, path, "not checked: the schema failed");
+            return;
         }
+        self.refs.borrow_mut().push(here);
+        self.walk(target, v, path, out);
+        self.refs.borrow_mut().pop();
     }
 
     fn walk_string(
@@ -353,6 +443,7 @@ impl<'a> Schema<'a> {
     fn walk_object(
         &self,
         n: &serde_json::Map<String, Value>,
+        v: &Value,
         o: &serde_json::Map<String, Value>,
         path: &str,
         out: &mut Vec<Failure>,
@@ -440,14 +531,14 @@ impl<'a> Schema<'a> {
                         }
                     }
                 }
-                schema => self.walk(schema, &Value::Object(o.clone()), path, out),
+                schema => self.walk(schema, v, path, out),
             }
         }
         if !self.draft7 {
             if let Some(Value::Object(d)) = n.get("dependentSchemas") {
                 for (k, s) in d {
                     if o.contains_key(k) {
-                        self.walk(s, &Value::Object(o.clone()), path, out);
+                        self.walk(s, v, path, out);
                     }
                 }
             }

@@ -7,7 +7,9 @@
 //!
 //! A value that cannot be coerced is left as it is; the check then reports it. Conversion
 //! re-enters a node with the same value only through `$ref` or by wrapping a value into an
-//! array; a stack of those pairs stops a recursive schema from converting without end.
+//! array; a stack of those pairs stops a recursive schema from converting without end. Each
+//! pass counts its levels with the checker's (`Schema::enter`), so no walk nests deeper than
+//! `MAX_WALK`; past it, or once the schema failed, values are left as they are.
 
 use std::cell::RefCell;
 
@@ -260,6 +262,9 @@ impl<'s, 'a> Coercer<'s, 'a> {
         if !node.is_object() {
             return value;
         }
+        let Some(_level) = self.schema.enter() else {
+            return value;
+        };
         match value {
             Value::Array(items) => Value::Array(
                 items
@@ -322,6 +327,9 @@ impl<'s, 'a> Coercer<'s, 'a> {
         if !node.is_object() {
             return v;
         }
+        let Some(_level) = self.schema.enter() else {
+            return v;
+        };
         if let Some(r) = node.get("$ref").and_then(Value::as_str) {
             return match self.schema.resolve(r) {
                 Some(target) if target.is_object() => self.reenter(target, v),
@@ -490,6 +498,9 @@ impl<'s, 'a> Coercer<'s, 'a> {
         if !node.is_object() {
             return v;
         }
+        let Some(_level) = self.schema.enter() else {
+            return v;
+        };
         let mut next = v;
         if let Some(Value::Array(all)) = node.get("allOf") {
             for member in all {

@@ -9,7 +9,7 @@ pub mod pattern;
 
 use serde_json::Value;
 
-pub use check::{Failure, Schema};
+pub use check::{Failure, Schema, MAX_WALK};
 use coerce::Coercer;
 pub use pattern::Patterns;
 
@@ -30,9 +30,9 @@ pub fn format_path(pointer: &str) -> String {
         .join(".")
 }
 
-/// `JSON.stringify(value, null, 2)`.
+/// `JSON.stringify(value, null, 2)` (lone surrogates escaped, as JS writes them).
 fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into())
+    crate::json::escape_lone(serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into()))
 }
 
 /// Coerces and validates `arguments` against `parameters`; `Ok` is the coerced copy.

@@ -1,0 +1,349 @@
+//! JSON text ↔ [`Value`] for data from JS and from the network, and back: the one home of
+//! two rules that serde_json alone gets wrong for JS data.
+//!
+//! - **Depth.** A value is nested at most [`MAX_DEPTH`] levels. A text is measured by one
+//!   O(n) scan before serde_json reads it, with serde_json's own recursion limit (128: JS
+//!   data nests deeper) turned off; a deeper text is refused with an error naming the
+//!   limit. Every value in the core comes from here, from the streaming parser (which keeps
+//!   the same bound) or from the core itself, so no reader, writer, walker, clone or `Drop`
+//!   of a value recurses deeper than the stack holds.
+//! - **Lone surrogates.** A JS string may hold half of a UTF-16 surrogate pair (an emoji cut
+//!   in two). `JSON.stringify` writes it as a `\udXXX` escape; a Rust `String` cannot hold
+//!   it. Here such a unit is kept as two characters: U+FDD0, a noncharacter (Unicode
+//!   reserves them for a program's internal use), then the private-use character
+//!   U+E000 + (unit − 0xD800). What gives strings back to JS ([`stringify`], [`utf16`])
+//!   turns the pair back into the unit, and [`push_str`] joins halves that arrive in two
+//!   pieces into their character, as JS string concatenation does. U+FDD0 itself is not
+//!   escaped, so every text reads the same whether it came from JS or was already in this
+//!   form; the one text that reads differently is U+FDD0 directly followed by a character
+//!   in U+E000–U+E7FF, which reads as a lone surrogate.
+//!
+//! Lowest layer: depends on serde and serde_json only.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::Deserialize;
+use serde_json::Value;
+
+/// The deepest nesting of arrays and objects read from JSON text (and kept by the streaming
+/// parser): 1,000 levels of a caller's data with room for the messages around them, far
+/// above real data. Measured in the `.wasm` under Node, the V8 stack (which wasm frames
+/// share with JS) holds about 2,500 levels of the costliest walk of a value (a clone), so
+/// this is under half of it (tests/js/bounds.test.mjs runs each walk at this depth).
+pub const MAX_DEPTH: usize = 1_100;
+
+/// The marker that starts a lone surrogate (see the module docs).
+const MARK: char = '\u{FDD0}';
+/// The private-use character for surrogate unit 0xD800; the others follow it.
+const LONE_BASE: u32 = 0xE000;
+
+/// Why a text was not read.
+#[derive(Debug)]
+pub enum Error {
+    /// Nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// Not JSON, or not of the expected shape: serde_json's message.
+    Syntax(serde_json::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::TooDeep => write!(f, "JSON nested deeper than {MAX_DEPTH} levels (the limit)"),
+            Error::Syntax(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::Syntax(e)
+    }
+}
+
+/// `JSON.parse(text)` as a [`Value`].
+pub fn parse(text: &str) -> Result<Value, Error> {
+    from_prepared(&prepare(text)?)
+}
+
+/// One pass over `text`: fails beyond [`MAX_DEPTH`], and rewrites the `\uXXXX` escapes of
+/// lone surrogates into their two-character form (a copy only when there are some; a high
+/// escape followed by a low one is a pair, which serde_json reads itself). For
+/// [`from_prepared`], and types that borrow from the text.
+pub fn prepare(text: &str) -> Result<Cow<'_, str>, Error> {
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    // Copied into `out` up to here.
+    let mut from = 0;
+    let (mut depth, mut in_string, mut i) = (0usize, false, 0);
+    while let Some(&c) = b.get(i) {
+        match (in_string, c) {
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (true, b'\\') => match surrogate_escape(text, i) {
+                Some(0xD800..=0xDBFF)
+                    if matches!(surrogate_escape(text, i + 6), Some(0xDC00..=0xDFFF)) =>
+                {
+                    i += 11
+                }
+                Some(unit) => {
+                    let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                    o.push_str(text.get(from..i).unwrap_or(""));
+                    push_lone(o, unit);
+                    i += 5;
+                    from = i + 1;
+                }
+                // Any other escape: the backslash and the character it escapes.
+                None => i += 1,
+            },
+            (false, b'[' | b'{') => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(Error::TooDeep);
+                }
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(match out {
+        None => Cow::Borrowed(text),
+        Some(mut o) => {
+            o.push_str(text.get(from..).unwrap_or(""));
+            Cow::Owned(o)
+        }
+    })
+}
+
+/// Reads a text that [`prepare`] returned (serde_json's recursion limit off: the text was
+/// measured).
+pub fn from_prepared<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// The `\uXXXX` escape at `at` (the backslash) when it is a surrogate.
+fn surrogate_escape(text: &str, at: usize) -> Option<u16> {
+    let digits = text.get(at..at + 6)?.strip_prefix("\\u")?;
+    if !digits.bytes().all(|d| d.is_ascii_hexdigit()) {
+        return None;
+    }
+    u16::from_str_radix(digits, 16)
+        .ok()
+        .filter(|u| (0xD800..=0xDFFF).contains(u))
+}
+
+/// Appends the two-character form of the lone surrogate `unit`.
+pub fn push_lone(out: &mut String, unit: u16) {
+    out.push(MARK);
+    out.push(lone_char(unit));
+}
+
+fn lone_char(unit: u16) -> char {
+    char::from_u32(LONE_BASE + u32::from(unit).saturating_sub(0xD800)).unwrap_or(MARK)
+}
+
+/// The surrogate unit of a private-use character that follows the marker.
+fn unit_of(c: char) -> Option<u16> {
+    let n = u32::from(c).checked_sub(LONE_BASE)?;
+    (n < 0x800).then(|| 0xD800 + n as u16)
+}
+
+/// The lone surrogate at the start of `s`: its unit and the rest.
+fn leading_lone(s: &str) -> Option<(u16, &str)> {
+    let mut chars = s.chars();
+    if chars.next()? != MARK {
+        return None;
+    }
+    let unit = unit_of(chars.next()?)?;
+    Some((unit, chars.as_str()))
+}
+
+/// The lone surrogate at the end of `s`: its unit and the text before it.
+fn trailing_lone(s: &str) -> Option<(u16, &str)> {
+    let mut chars = s.chars();
+    let unit = unit_of(chars.next_back()?)?;
+    if chars.next_back()? != MARK {
+        return None;
+    }
+    Some((unit, chars.as_str()))
+}
+
+/// `dst += s` as JS concatenates strings: a high surrogate at the end of `dst` and a low
+/// one at the start of `s` become one character.
+pub fn push_str(dst: &mut String, s: &str) {
+    if let (Some((high @ 0xD800..=0xDBFF, before)), Some((low @ 0xDC00..=0xDFFF, rest))) =
+        (trailing_lone(dst), leading_lone(s))
+    {
+        if let Some(c) = pair(high, low) {
+            dst.truncate(before.len());
+            dst.push(c);
+            dst.push_str(rest);
+            return;
+        }
+    }
+    dst.push_str(s);
+}
+
+/// The character of a high and a low surrogate.
+fn pair(high: u16, low: u16) -> Option<char> {
+    let code = 0x10000 + ((u32::from(high) & 0x3FF) << 10) + (u32::from(low) & 0x3FF);
+    char::from_u32(code)
+}
+
+/// pi-ai's `sanitizeSurrogates`: `s` without its lone surrogates, as pi-ai's request builders
+/// send text.
+pub fn sanitize(s: &str) -> String {
+    map_lone(s, false)
+}
+
+/// `s` with each lone surrogate written as its `\uXXXX` escape (`escape`) or left out.
+fn map_lone(s: &str, escape: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in js_chars(s) {
+        match c {
+            Ok(c) => out.push(c),
+            Err(unit) if escape => {
+                out.push_str("\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(char::from_digit(u32::from(unit >> shift) & 15, 16).unwrap_or('0'));
+                }
+            }
+            Err(_) => {}
+        }
+    }
+    out
+}
+
+/// Whether `s` holds a lone surrogate (a quick test: the marker's presence).
+pub fn has_lone(s: &str) -> bool {
+    s.contains(MARK)
+}
+
+/// The characters of `s` as JS iterates them (a lone surrogate is one).
+fn js_chars(s: &str) -> impl Iterator<Item = Result<char, u16>> + '_ {
+    let mut chars = s.chars().peekable();
+    std::iter::from_fn(move || {
+        let c = chars.next()?;
+        if c == MARK {
+            if let Some(unit) = chars.peek().and_then(|n| unit_of(*n)) {
+                chars.next();
+                return Some(Err(unit));
+            }
+        }
+        Some(Ok(c))
+    })
+}
+
+/// The number of code points of the JS string `s` (a lone surrogate counts one), as
+/// JSON Schema's `minLength`/`maxLength` count them.
+pub fn code_points(s: &str) -> usize {
+    if !has_lone(s) {
+        return s.chars().count();
+    }
+    js_chars(s).count()
+}
+
+/// The UTF-16 units of the JS string `s`.
+pub fn utf16(s: &str) -> Vec<u16> {
+    let mut out = Vec::with_capacity(s.len());
+    for c in js_chars(s) {
+        match c {
+            Ok(c) => out.extend_from_slice(c.encode_utf16(&mut [0; 2])),
+            Err(unit) => out.push(unit),
+        }
+    }
+    out
+}
+
+/// JSON text written by serde_json made as `JSON.stringify` writes it: each lone surrogate
+/// as its `\udXXX` escape (the marker appears only inside strings).
+pub fn escape_lone(text: String) -> String {
+    if !has_lone(&text) {
+        return text;
+    }
+    map_lone(&text, true)
+}
+
+/// `JSON.stringify(value)`: JS numbers (`jsnum::json_stringify`), lone surrogates escaped.
+pub fn stringify(value: &Value) -> String {
+    crate::jsnum::json_stringify(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_is_measured_outside_strings() {
+        // (At the limit itself in tests/bounds.rs: a debug build's frames need a big stack.)
+        assert!(parse("[[[1]]]").is_ok());
+        let text = format!("[\"{}\"]", "[".repeat(MAX_DEPTH + 5));
+        assert!(parse(&text).is_ok());
+        let escaped = format!("[\"\\\"{}\"]", "{".repeat(MAX_DEPTH + 5));
+        assert!(parse(&escaped).is_ok());
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        let e = parse(&deep).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("JSON nested deeper than {MAX_DEPTH} levels (the limit)")
+        );
+    }
+
+    #[test]
+    fn lone_surrogates_round_trip() {
+        for text in [
+            r#""\ud83d""#,
+            r#""a\ude00b""#,
+            r#"["\ud83d\ud83d\ude00", {"\udfff": "\udbff"}]"#,
+            r#""\uD83D x""#,
+        ] {
+            let v = parse(text).unwrap();
+            let back = stringify(&v);
+            let again = parse(&back).unwrap();
+            assert_eq!(v, again, "{text} -> {back}");
+        }
+        assert_eq!(stringify(&parse(r#""\uD83D""#).unwrap()), r#""\ud83d""#);
+        // A pair, escaped or not, is the character.
+        assert_eq!(parse(r#""\ud83d\ude00""#).unwrap(), Value::from("😀"));
+        assert_eq!(
+            stringify(&parse(r#"["\ud83d\ud83d\ude00"]"#).unwrap()),
+            "[\"\\ud83d😀\"]"
+        );
+    }
+
+    #[test]
+    fn halves_join_when_concatenated() {
+        let high = parse(r#""x\ud83d""#).unwrap();
+        let low = parse(r#""\ude00y""#).unwrap();
+        let mut s = high.as_str().unwrap().to_string();
+        push_str(&mut s, low.as_str().unwrap());
+        assert_eq!(s, "x😀y");
+        let mut t = low.as_str().unwrap().to_string();
+        push_str(&mut t, high.as_str().unwrap());
+        assert_eq!(code_points(&t), 4);
+        assert_eq!(
+            utf16(&t),
+            [0xDE00, u16::from(b'y'), u16::from(b'x'), 0xD83D]
+        );
+    }
+
+    #[test]
+    fn sanitize_drops_lone_halves_only() {
+        let s = parse(r#""a\ud83db\ude00c😀\udbff""#).unwrap();
+        assert_eq!(sanitize(s.as_str().unwrap()), "abc😀");
+        assert_eq!(sanitize("plain 😀"), "plain 😀");
+    }
+
+    #[test]
+    fn counts_as_js_counts() {
+        let s = parse(r#""😀\ud83d\u00e9""#).unwrap();
+        let s = s.as_str().unwrap();
+        assert_eq!(code_points(s), 3);
+        assert_eq!(utf16(s).len(), 4);
+    }
+}
