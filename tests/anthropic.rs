@@ -136,6 +136,24 @@ fn stream_facts() {
 }
 
 #[test]
+fn improvement_an_unparsable_event_is_quoted_cut_to_4000_characters() {
+    // An event may be up to maxEventBytes (64 MiB) long; pi-ai quotes all of it.
+    let big = format!(
+        "event: message_start\ndata: {{\"type\": \"message_start\", \"x\": \"{}\n\n",
+        "a".repeat(100_000)
+    );
+    let (_, m) = decode(&[big.as_bytes()]);
+    let text = m["errorMessage"].as_str().unwrap();
+    assert!(text.starts_with("Could not parse Anthropic SSE event message_start"));
+    assert!(
+        text.ends_with("... [truncated 96032 chars]"),
+        "{}",
+        &text[text.len() - 60..]
+    );
+    assert!(text.len() < 4200);
+}
+
+#[test]
 fn improvement_events_without_names_are_read() {
     let (_, m) = decode(&[&file("unnamed_events.sse")]);
     assert_eq!(m["content"], json!([{"type": "text", "text": "No names."}]));

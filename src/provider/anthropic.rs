@@ -143,7 +143,12 @@ impl AnthropicDecoder {
                     crate::json::parse(&repaired)
                 }
             })
-            .map_err(|e| format!("Could not parse Anthropic SSE event {name}: {e}; data={data}"))?;
+            .map_err(|e| {
+                // The data is quoted as pi-ai quotes it, but cut: an event may be up to
+                // maxEventBytes long, and an error text is no place for megabytes.
+                let data = super::cut_text(data, 4000);
+                format!("Could not parse Anthropic SSE event {name}: {e}; data={data}")
+            })?;
         let kind = if named {
             str_of(&event, "type").unwrap_or("")
         } else {

@@ -406,3 +406,16 @@ impl Decoder for openai_completions::ChatCompletionsDecoder {
         openai_completions::ChatCompletionsDecoder::fail(self, message, aborted, out)
     }
 }
+
+/// `text` cut to `max` characters with a note of how many were left out, as pi-ai cuts error
+/// bodies: an error text quotes what the server sent, never megabytes of it.
+pub fn cut_text(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!(
+            "{}... [truncated {} chars]",
+            text.get(..i).unwrap_or(""),
+            text.chars().count() - max
+        ),
+        None => text.to_string(),
+    }
+}

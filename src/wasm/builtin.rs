@@ -30,6 +30,7 @@ use crate::jsnum::to_js_string;
 use crate::message::{str_field, AgentMessage};
 use crate::provider::anthropic::AnthropicDecoder;
 use crate::provider::anthropic_request::{self, AnthropicOptions};
+use crate::provider::cut_text;
 use crate::provider::google::GoogleDecoder;
 use crate::provider::google_request::{self, GoogleOptions};
 use crate::provider::openai_completions::ChatCompletionsDecoder;
@@ -93,17 +94,6 @@ fn redact(glue: &Function, text: &str, key: Option<&str>) -> String {
         .unwrap_or_else(|| text.replace(key, "[redacted]"))
 }
 
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!(
-            "{}... [truncated {} chars]",
-            text.get(..i).unwrap_or(""),
-            text.chars().count() - max
-        ),
-        None => text.to_string(),
-    }
-}
-
 /// pi-ai's text for an HTTP error: `"<status>: <error object>"` for a JSON body with an
 /// `error` object, else `"<status> <body>"`, or `"<status> status code (no body)"`.
 fn http_error(status: u16, body: &str) -> String {
@@ -115,14 +105,14 @@ fn http_error(status: u16, body: &str) -> String {
         {
             return format!(
                 "{status}: {}",
-                cut(&crate::json::stringify(e), MAX_ERROR_BODY)
+                cut_text(&crate::json::stringify(e), MAX_ERROR_BODY)
             );
         }
     }
     if trimmed.is_empty() {
         format!("{status} status code (no body)")
     } else {
-        format!("{status} {}", cut(trimmed, MAX_ERROR_BODY))
+        format!("{status} {}", cut_text(trimmed, MAX_ERROR_BODY))
     }
 }
 
@@ -174,7 +164,7 @@ fn api_http_error(api: Api, model: &Value, response: &Response, body: &str) -> S
                 "status": get(&response.response, "statusText").as_string().unwrap_or_default(),
             }}),
         };
-        return cut(&crate::jsnum::json_stringify(&v), MAX_ERROR_BODY);
+        return cut_text(&crate::jsnum::json_stringify(&v), MAX_ERROR_BODY);
     }
     if api == Api::Anthropic {
         // Anthropic's SDK: the body's `message`, else the whole JSON body, else its text.
@@ -185,10 +175,10 @@ fn api_http_error(api: Api, model: &Value, response: &Response, body: &str) -> S
                 Some(Value::String(m)) if !m.is_empty() => format!("{status} {m}"),
                 _ => format!(
                     "{status} {}",
-                    cut(&crate::jsnum::json_stringify(&v), MAX_ERROR_BODY)
+                    cut_text(&crate::jsnum::json_stringify(&v), MAX_ERROR_BODY)
                 ),
             },
-            Err(_) => format!("{status} {}", cut(trimmed, MAX_ERROR_BODY)),
+            Err(_) => format!("{status} {}", cut_text(trimmed, MAX_ERROR_BODY)),
         };
     }
     let text = http_error(status, body);
@@ -803,7 +793,7 @@ impl StreamFn for BuiltinStreamFn {
                     .body_failure(&response, api_key.as_deref(), timeout, &|text| {
                         format!(
                             "Expected an event stream, got {kind}: {}",
-                            cut(text.trim(), 300)
+                            cut_text(text.trim(), 300)
                         )
                     })
                     .await;
