@@ -156,7 +156,7 @@ fn api_http_error(api: Api, model: &Value, response: &Response, body: &str) -> S
         let json = response
             .header("content-type")
             .is_some_and(|t| t.contains("application/json"));
-        let v = match serde_json::from_str::<Value>(body) {
+        let v = match crate::json::parse(body) {
             Ok(v) if json => v,
             _ => serde_json::json!({ "error": {
                 "message": body,

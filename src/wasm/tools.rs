@@ -34,7 +34,7 @@ impl JsTool {
             .as_string()
             .unwrap_or_default();
         // `[executionMode, declaration]`, made by JSON.stringify.
-        let read: Value = serde_json::from_str(&text).map_err(|e| {
+        let read: Value = crate::json::parse(&text).map_err(|e| {
             rejected(Error::InvalidInput(format!(
                 "a tool cannot be read as JSON: {e}"
             )))

@@ -93,7 +93,8 @@ export function hostile(r, good, keys = []) {
     () => (key === undefined ? v(() => revoked(good()), 'proxy') : v(() => withGetter(good(), key), 'getter')),
     () => {
       const depth = r.pick([50, 500, 5000]);
-      return v(() => (key === undefined ? deep(depth, good()) : { ...good(), [key]: deep(depth, 1) }), 'deep');
+      // Past the nesting limit (1,100) ours names the limit where pi overflows its stack.
+      return v(() => (key === undefined ? deep(depth, good()) : { ...good(), [key]: deep(depth, 1) }), depth > 1100 ? 'deep' : 'nested');
     },
     () => v(() => (key === undefined ? cyclic() : { ...good(), [key]: cyclic() }), 'cycle'),
     () => v(() => (key === undefined ? 10n : { ...good(), [key]: 10n }), 'bigint'),
