@@ -26,6 +26,18 @@ if [ "$have" != "$want" ]; then
   cargo install wasm-bindgen-cli --version "$want" --force
 fi
 
+# 2b. cargo-fuzz and the nightly toolchain it builds with, for the fuzz targets (fuzz/,
+#     scripts/fuzz.sh). Without a nightly toolchain scripts/fuzz.sh unlocks the stable one.
+if ! rustup toolchain list | grep -q '^nightly'; then
+  step "rustup toolchain install nightly --profile minimal"
+  rustup toolchain install nightly --profile minimal ||
+    echo "[setup] no nightly toolchain to be had; the fuzz targets build on stable with RUSTC_BOOTSTRAP=1"
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  step "cargo install --locked cargo-fuzz"
+  cargo install --locked cargo-fuzz
+fi
+
 # 3. npm packages (wasm-opt from binaryen, miniflare/wrangler, playwright-core, typescript).
 if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_modules/.setup-lock; then
   step "npm ci"

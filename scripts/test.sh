@@ -73,6 +73,10 @@ cargo clippy --target wasm32-unknown-unknown --lib --tests --quiet -- -D warning
 
 run native-tests cargo test --quiet
 
+# cargo-fuzz targets (fuzz/): build, then each target over its seeds and a fixed number of
+# mutations; a crash or a broken invariant fails the stage.
+run fuzz-smoke bash scripts/fuzz.sh smoke
+
 stage build
 bash scripts/build.sh
 # The variant that traps on purpose, for tests/js/trap.test.mjs (into target/, never pkg/).

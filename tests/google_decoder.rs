@@ -161,3 +161,31 @@ fn improvement_partial_args_fragments_form_one_call() {
     assert_eq!((starts, ends), (1, 1));
     assert_eq!(m["stopReason"], "toolUse");
 }
+
+/// Found by the `google` fuzz target (fuzz/regressions/google/): a fragment's `jsonPath`
+/// with an array index far past the end made the decoder fill the gap with nulls, asking
+/// for more memory than there is (in wasm, a trap that poisons the instance). Such a path
+/// now fails the response with an error that names it; an index that names the next
+/// element still appends.
+#[test]
+fn a_fragment_index_past_the_end_of_its_array_fails_the_response() {
+    let chunk = |path: &str, more: bool| {
+        let mut c = json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "t",
+            "partialArgs": [{"jsonPath": path, "stringValue": "x"}], "willContinue": more}}]}}]});
+        if !more {
+            c["candidates"][0]["finishReason"] = json!("STOP");
+        }
+        format!("data: {c}\n\n")
+    };
+    let body = chunk("$.tags[0]", true) + &chunk("$.tags[13245962204024173000]", false);
+    let (_, m) = decode(&[body.as_bytes()]);
+    assert_eq!(m["stopReason"], "error");
+    assert_eq!(
+        m["errorMessage"],
+        "Gemini sent function call arguments at $.tags[13245962204024173000], past the end of an array of 1"
+    );
+    let body = chunk("$.tags[0]", true) + &chunk("$.tags[1]", false);
+    let (_, m) = decode(&[body.as_bytes()]);
+    assert_eq!(m["content"][0]["arguments"], json!({"tags": ["x", "x"]}));
+    assert_eq!(m["stopReason"], "toolUse");
+}

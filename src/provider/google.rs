@@ -71,7 +71,7 @@ fn map_stop_reason(reason: &str) -> Result<StopReason, String> {
 
 /// Puts `value` at `path` (`$.a.b[0].c`) in `root`, creating objects and arrays on the way;
 /// a string fragment for a path that holds a string is appended.
-fn put_at_path(root: &mut Value, path: &str, value: Value, append: bool) {
+fn put_at_path(root: &mut Value, path: &str, value: Value, append: bool) -> Result<(), String> {
     let mut segments: Vec<Result<String, usize>> = Vec::new();
     let rest = path.strip_prefix('$').unwrap_or(path);
     let mut chars = rest.chars().peekable();
@@ -121,10 +121,13 @@ fn put_at_path(root: &mut Value, path: &str, value: Value, append: bool) {
                 if !node.is_object() {
                     *node = Value::Object(Map::new());
                 }
-                let Value::Object(o) = node else { return };
+                let Value::Object(o) = node else {
+                    return Ok(());
+                };
                 if last {
                     let slot = o.entry(key.clone()).or_insert(Value::Null);
-                    return set_or_append(slot, value, append);
+                    set_or_append(slot, value, append);
+                    return Ok(());
                 }
                 o.entry(key.clone()).or_insert_with(fresh)
             }
@@ -132,15 +135,27 @@ fn put_at_path(root: &mut Value, path: &str, value: Value, append: bool) {
                 if !node.is_array() {
                     *node = Value::Array(Vec::new());
                 }
-                let Value::Array(a) = node else { return };
-                while a.len() <= *index {
+                let Value::Array(a) = node else {
+                    return Ok(());
+                };
+                // Elements arrive in order: an index may name an element or the next one.
+                // One further on would leave a gap, and an index like 10^19 would ask for
+                // more memory than there is (filling the gap ran the instance out of memory).
+                if *index > a.len() {
+                    return Err(format!(
+                        "Gemini sent function call arguments at {path}, past the end of an array of {}",
+                        a.len()
+                    ));
+                }
+                if *index == a.len() {
                     a.push(Value::Null);
                 }
                 let Some(slot) = a.get_mut(*index) else {
-                    return;
+                    return Ok(());
                 };
                 if last {
-                    return set_or_append(slot, value, append);
+                    set_or_append(slot, value, append);
+                    return Ok(());
                 }
                 if slot.is_null() {
                     *slot = fresh();
@@ -150,6 +165,7 @@ fn put_at_path(root: &mut Value, path: &str, value: Value, append: bool) {
         };
     }
     *node = value;
+    Ok(())
 }
 
 fn set_or_append(slot: &mut Value, value: Value, append: bool) {
@@ -309,7 +325,12 @@ impl GoogleDecoder {
         });
     }
 
-    fn function_call(&mut self, part: &Value, call: &Value, out: &mut Vec<AssistantMessageEvent>) {
+    fn function_call(
+        &mut self,
+        part: &Value,
+        call: &Value,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<(), String> {
         self.close_current(out);
         let fragments = call.get("partialArgs").and_then(Value::as_array);
         let continues = call.get("willContinue") == Some(&Value::Bool(true));
@@ -318,7 +339,7 @@ impl GoogleDecoder {
             let block = s.block;
             let mut delta = Map::new();
             for f in fragments.into_iter().flatten() {
-                self.apply_fragment(block, f, &mut delta);
+                self.apply_fragment(block, f, &mut delta)?;
             }
             if let Some(args) = call.get("args").filter(|a| a.is_object()) {
                 self.with_block(block, |b| {
@@ -330,7 +351,7 @@ impl GoogleDecoder {
                 self.streaming = None;
                 self.end_call(block, out);
             }
-            return;
+            return Ok(());
         }
         let name = str_of(call, "name").unwrap_or("");
         let provided = str_of(call, "id").filter(|id| !id.is_empty());
@@ -366,7 +387,7 @@ impl GoogleDecoder {
         if fragments.is_some() || continues {
             let mut delta = Map::new();
             for f in fragments.into_iter().flatten() {
-                self.apply_fragment(index, f, &mut delta);
+                self.apply_fragment(index, f, &mut delta)?;
             }
             out.push(self.call_delta(index, json_stringify(&Value::Object(delta))));
             if continues {
@@ -374,7 +395,7 @@ impl GoogleDecoder {
             } else {
                 self.end_call(index, out);
             }
-            return;
+            return Ok(());
         }
         let args = self
             .with_block(index, |b| {
@@ -383,12 +404,19 @@ impl GoogleDecoder {
             .unwrap_or(Value::Null);
         out.push(self.call_delta(index, json_stringify(&args)));
         self.end_call(index, out);
+        Ok(())
     }
 
-    /// One `PartialArg`: its value at its `jsonPath` in the call's arguments.
-    fn apply_fragment(&self, block: usize, fragment: &Value, delta: &mut Map<String, Value>) {
+    /// One `PartialArg`: its value at its `jsonPath` in the call's arguments. `Err` for a
+    /// path that cannot be placed.
+    fn apply_fragment(
+        &self,
+        block: usize,
+        fragment: &Value,
+        delta: &mut Map<String, Value>,
+    ) -> Result<(), String> {
         let Some(path) = str_of(fragment, "jsonPath") else {
-            return;
+            return Ok(());
         };
         let (value, append) = if let Some(s) = fragment.get("stringValue").and_then(Value::as_str) {
             (Value::String(s.to_string()), true)
@@ -399,15 +427,16 @@ impl GoogleDecoder {
         } else if fragment.get("nullValue").is_some() {
             (Value::Null, false)
         } else {
-            return;
+            return Ok(());
         };
         delta.insert(path.to_string(), value.clone());
         self.with_block(block, |b| {
             let args = b
                 .entry("arguments")
                 .or_insert_with(|| Value::Object(Map::new()));
-            put_at_path(args, path, value, append);
-        });
+            put_at_path(args, path, value, append)
+        })
+        .unwrap_or(Ok(()))
     }
 
     /// A delta for the call at `index`: `text` as its JSON text, and the call's arguments as
@@ -472,7 +501,7 @@ impl GoogleDecoder {
                     self.text_part(part, text, out);
                 }
                 if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
-                    self.function_call(part, call, out);
+                    self.function_call(part, call, out)?;
                 }
             }
         }

@@ -1,0 +1,8 @@
+//! Arbitrary SSE bytes through the openai_responses decoder, as the built-in stream feeds it
+//! (see pi_fuzz::provider): the first byte picks how the body is split.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use pi_fuzz::provider::{fuzz, Api};
+
+fuzz_target!(|data: &[u8]| fuzz(Api::Responses, data));

@@ -1,0 +1,299 @@
+//! A provider decoder driven the way the built-in stream drives it (src/wasm/builtin.rs,
+//! `RustResponse`): body chunks through the SSE decoder; each event's `data` trimmed, empty
+//! ones skipped; the decoder sees one event at a time; `Ok(true)` ends the response,
+//! `Err` fails it, the end of the body finishes it. That loop lives in the wasm-only
+//! binding, so it is replayed here; keep the two in step.
+//!
+//! Then the facts every response must keep, whatever the bytes: `start` first, exactly one
+//! terminal event and it last; each content block opened once, its deltas and end after
+//! that and of its kind; the final message a valid pi assistant message that
+//! `JSON.stringify` writes as JSON; and the same result for any split of the body.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use pi_agent_wasm::event::AssistantMessageEvent;
+use pi_agent_wasm::message::{AgentMessage, Message};
+use pi_agent_wasm::provider::Decoder;
+use pi_agent_wasm::stream::{SseDecoder, SseEvent};
+use serde_json::{json, Value};
+
+/// The four APIs, each with the model its decoder gets (costs set, so cost is computed).
+#[derive(Clone, Copy, Debug)]
+pub enum Api {
+    Completions,
+    Responses,
+    Anthropic,
+    Google,
+}
+
+impl Api {
+    pub fn model(self) -> Value {
+        match self {
+            Api::Completions => json!({"id": "gpt-4o-mini", "api": "openai-completions",
+                "provider": "openai", "baseUrl": "https://api.openai.com/v1",
+                "cost": {"input": 0.15, "output": 0.6, "cacheRead": 0.075, "cacheWrite": 0}}),
+            Api::Responses => json!({"id": "gpt-5-mini", "api": "openai-responses",
+                "provider": "openai",
+                "cost": {"input": 0.25, "output": 2, "cacheRead": 0.025, "cacheWrite": 0}}),
+            Api::Anthropic => json!({"id": "claude-sonnet-4-5", "api": "anthropic-messages",
+                "provider": "anthropic",
+                "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}),
+            Api::Google => json!({"id": "gemini-2.5-flash", "api": "google-generative-ai",
+                "provider": "google",
+                "cost": {"input": 0.3, "output": 2.5, "cacheRead": 0.03, "cacheWrite": 0}}),
+        }
+    }
+
+    fn decoder(self) -> Box<dyn Decoder> {
+        use pi_agent_wasm::provider::*;
+        let model = Rc::new(self.model());
+        let now = 1_700_000_000_000.0;
+        match self {
+            Api::Completions => {
+                Box::new(openai_completions::ChatCompletionsDecoder::new(model, now))
+            }
+            Api::Responses => Box::new(openai_responses::ResponsesDecoder::new(model, now)),
+            Api::Anthropic => Box::new(anthropic::AnthropicDecoder::new(model, now)),
+            Api::Google => Box::new(google::GoogleDecoder::new(model, now)),
+        }
+    }
+}
+
+/// One decoded response: its events and its final message.
+pub struct Decoded {
+    pub events: Vec<AssistantMessageEvent>,
+    pub message: AgentMessage,
+}
+
+/// Replays the built-in stream's loop over `chunks`.
+pub fn decode(api: Api, chunks: &[&[u8]]) -> Decoded {
+    let mut decoder = api.decoder();
+    let mut sse = SseDecoder::new();
+    let mut events = vec![decoder.start()];
+    let mut pending: Vec<SseEvent> = Vec::new();
+    let mut end: Option<AgentMessage> = None;
+    for chunk in chunks {
+        sse.feed(chunk, &mut pending);
+        end = step(&mut decoder, &mut pending, &mut events);
+        if end.is_some() {
+            break;
+        }
+    }
+    if end.is_none() {
+        sse.finish(&mut pending);
+        end = step(&mut decoder, &mut pending, &mut events);
+    }
+    let message = end.unwrap_or_else(|| decoder.finish(&mut events));
+    Decoded { events, message }
+}
+
+/// Decodes the SSE events read so far, one at a time; `Some` once the response ended.
+fn step(
+    decoder: &mut Box<dyn Decoder>,
+    pending: &mut Vec<SseEvent>,
+    events: &mut Vec<AssistantMessageEvent>,
+) -> Option<AgentMessage> {
+    for e in pending.drain(..) {
+        let data = e.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        match decoder.event(&e.event, data, events) {
+            Ok(false) => {}
+            Ok(true) => return Some(decoder.finish(events)),
+            Err(m) => return Some(decoder.fail(&m, false, events)),
+        }
+    }
+    None
+}
+
+/// What a split-independent comparison looks at: each event's kind, index and text.
+pub fn trace(d: &Decoded) -> Vec<(String, Option<usize>, String)> {
+    use AssistantMessageEvent::*;
+    d.events
+        .iter()
+        .map(|e| {
+            let (index, text) = match e {
+                TextStart { content_index, .. }
+                | ThinkingStart { content_index, .. }
+                | ToolcallStart { content_index, .. } => (Some(*content_index), String::new()),
+                TextDelta {
+                    content_index,
+                    delta,
+                    ..
+                }
+                | ThinkingDelta {
+                    content_index,
+                    delta,
+                    ..
+                }
+                | ToolcallDelta {
+                    content_index,
+                    delta,
+                    ..
+                } => (Some(*content_index), delta.clone()),
+                TextEnd {
+                    content_index,
+                    content,
+                    ..
+                }
+                | ThinkingEnd {
+                    content_index,
+                    content,
+                    ..
+                } => (Some(*content_index), content.clone()),
+                ToolcallEnd {
+                    content_index,
+                    tool_call,
+                    ..
+                } => (
+                    Some(*content_index),
+                    pi_agent_wasm::jsnum::json_stringify(tool_call),
+                ),
+                Start { .. } | Done { .. } | Error { .. } => (None, String::new()),
+            };
+            (e.kind().to_string(), index, text)
+        })
+        .collect()
+}
+
+/// Panics when a fact of the module docs does not hold.
+pub fn check(api: Api, d: &Decoded) {
+    use AssistantMessageEvent::*;
+    let kinds: Vec<&str> = d.events.iter().map(AssistantMessageEvent::kind).collect();
+    assert_eq!(kinds.first(), Some(&"start"), "first event: {kinds:?}");
+    let terminals = d.events.iter().filter(|e| e.is_terminal()).count();
+    assert_eq!(terminals, 1, "terminal events: {kinds:?}");
+    assert!(
+        d.events
+            .last()
+            .is_some_and(AssistantMessageEvent::is_terminal),
+        "last event is not terminal: {kinds:?}"
+    );
+
+    let message = &*d.message;
+    let content = message
+        .get("content")
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("final message without a content array: {message}"));
+    // Per block: 0 not opened, 1 open, 2 ended; and the block type its events name.
+    let mut blocks: HashMap<usize, (u8, &str)> = HashMap::new();
+    for e in &d.events {
+        let (index, kind, phase) = match e {
+            TextStart { content_index, .. } => (*content_index, "text", 0),
+            TextDelta { content_index, .. } => (*content_index, "text", 1),
+            TextEnd { content_index, .. } => (*content_index, "text", 2),
+            ThinkingStart { content_index, .. } => (*content_index, "thinking", 0),
+            ThinkingDelta { content_index, .. } => (*content_index, "thinking", 1),
+            ThinkingEnd { content_index, .. } => (*content_index, "thinking", 2),
+            ToolcallStart { content_index, .. } => (*content_index, "toolCall", 0),
+            ToolcallDelta { content_index, .. } => (*content_index, "toolCall", 1),
+            ToolcallEnd { content_index, .. } => (*content_index, "toolCall", 2),
+            Start { .. } | Done { .. } | Error { .. } => continue,
+        };
+        let state = blocks.entry(index).or_insert((0, kind));
+        assert_eq!(state.1, kind, "block {index} changes kind: {kinds:?}");
+        match (state.0, phase) {
+            (0, 0) => state.0 = 1,
+            (1, 1) => {}
+            (1, 2) => state.0 = 2,
+            (s, p) => panic!("block {index}: event phase {p} in state {s}: {kinds:?}"),
+        }
+        let block = content
+            .get(index)
+            .unwrap_or_else(|| panic!("event for block {index} of {}", content.len()));
+        assert_eq!(
+            block.get("type").and_then(Value::as_str),
+            Some(kind),
+            "block {index} type: {block}"
+        );
+    }
+    for block in content {
+        // Arguments the decoder parses from text are an object (`{}` and an
+        // `argumentsError` when the text is none); Gemini's arrive as JSON, and pi-ai passes
+        // them on whatever their type (`part.functionCall.args ?? {}`), as the decoder does.
+        if block.get("type").and_then(Value::as_str) == Some("toolCall")
+            && !matches!(api, Api::Google)
+        {
+            assert!(
+                block.get("arguments").is_some_and(Value::is_object),
+                "tool call arguments not an object: {block}"
+            );
+        }
+    }
+
+    let reason = message.get("stopReason").and_then(Value::as_str);
+    match d.events.last() {
+        Some(Done { reason: r, .. }) => {
+            assert!(
+                !matches!(r.as_str(), "error" | "aborted" | "pending"),
+                "done with {r:?}"
+            );
+            assert_eq!(reason, Some(r.as_str()), "done reason vs message");
+        }
+        Some(Error { reason: r, .. }) => {
+            assert!(
+                matches!(r.as_str(), "error" | "aborted"),
+                "error with {r:?}"
+            );
+            assert_eq!(reason, Some(r.as_str()), "error reason vs message");
+            assert!(
+                message.get("errorMessage").is_some_and(Value::is_string),
+                "error without errorMessage: {message}"
+            );
+        }
+        _ => unreachable!("checked above"),
+    }
+
+    // pi-ai copies some server values into the message whatever their JSON type, and so do
+    // the decoders: `responseId`/`responseModel` (`output.responseId ||= chunk.responseId`),
+    // Anthropic's thinking `signature`, Gemini's `args`. Only those may be off the typed
+    // model.
+    let mut typed = message.clone();
+    if let Value::Object(o) = &mut typed {
+        for key in ["responseId", "responseModel"] {
+            if o.get(key).is_some_and(|v| !v.is_string()) {
+                o.shift_remove(key);
+            }
+        }
+        if let Some(Value::Array(blocks)) = o.get_mut("content") {
+            for b in blocks.iter_mut().filter_map(Value::as_object_mut) {
+                if b.get("thinkingSignature").is_some_and(|v| !v.is_string()) {
+                    b.shift_remove("thinkingSignature");
+                }
+                if matches!(api, Api::Google) && b.get("arguments").is_some_and(|v| !v.is_object())
+                {
+                    b.insert("arguments".into(), Value::Object(Default::default()));
+                }
+            }
+        }
+    }
+    match Message::from_value(typed) {
+        Ok(Message::Assistant(_)) => {}
+        Ok(_) => panic!("final message is not an assistant message: {message}"),
+        Err(e) => panic!("final message is not a valid pi message ({e}): {message}"),
+    }
+    crate::assert_stringify_round_trips(message, "final message");
+}
+
+/// The target body for one API: `data[0]` picks the split, the rest is the response body.
+pub fn fuzz(api: Api, data: &[u8]) {
+    let Some((&seed, body)) = data.split_first() else {
+        return;
+    };
+    if crate::known::skip_deep_body(body) {
+        return;
+    }
+    let whole = decode(api, &[body]);
+    check(api, &whole);
+    if seed != 0 {
+        let parts = decode(api, &crate::split(seed, body));
+        assert_eq!(trace(&parts), trace(&whole), "events depend on the split");
+        assert_eq!(
+            pi_agent_wasm::jsnum::json_stringify(&parts.message),
+            pi_agent_wasm::jsnum::json_stringify(&whole.message),
+            "final message depends on the split"
+        );
+    }
+}
