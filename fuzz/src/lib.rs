@@ -133,7 +133,13 @@ pub fn parse_json(bytes: &[u8]) -> Option<Deep> {
         return None;
     }
     let parse = || {
-        let mut de = serde_json::Deserializer::from_slice(bytes);
+        // JS strings may hold lone surrogates, which serde_json refuses: they are read in the
+        // product's private encoding (json::prepare) so that both sides compare alike. A text
+        // past the product's depth limit has its own bound above and is read as it is.
+        let text = std::str::from_utf8(bytes).ok()?;
+        let prepared = pi_agent_wasm::json::prepare(text)
+            .unwrap_or(std::borrow::Cow::Borrowed(text));
+        let mut de = serde_json::Deserializer::from_str(&prepared);
         de.disable_recursion_limit();
         let v: Value = serde::Deserialize::deserialize(&mut de).ok()?;
         de.end().ok()?;
