@@ -10,25 +10,17 @@ import * as ours from 'pi-agent-wasm';
 import * as piCore from '@earendil-works/pi-agent-core';
 import { createAssistantMessageEventStream as piStream } from '@earendil-works/pi-ai';
 import { startOpenAIServer, textChunks } from './shared/openai-server.mjs';
+import { assistant, scriptedStream } from './shared/scripted-loop.mjs';
 
 const pi = { ...piCore, createAssistantMessageEventStream: piStream };
-const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-const A = (content, stopReason = 'stop') => ({ role: 'assistant', content, api: 'a', provider: 'p', model: 'm', usage, stopReason, timestamp: 1 });
+const A = (content, stopReason = 'stop') => assistant(content, stopReason, 1);
 const user = () => ({ role: 'user', content: 'hi', timestamp: 1 });
 const config = { model: { id: 'm', api: 'a', provider: 'p' }, convertToLlm: (m) => m };
 const call = (id = 'c1', args = {}) => ({ type: 'toolCall', id, name: 't', arguments: args });
 const tool = (over = {}) => ({ name: 't', label: 't', description: 't', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'ran' }], details: {} }), ...over });
 
 /** A stream function answering with `finals` in turn (then "done"). */
-function answers(impl, finals) {
-  let i = 0;
-  return () => {
-    const s = impl.createAssistantMessageEventStream();
-    const final = finals[i++] ?? A([{ type: 'text', text: 'done' }]);
-    queueMicrotask(() => s.push({ type: 'done', reason: final.stopReason, message: final }));
-    return s;
-  };
-}
+const answers = (impl, finals) => scriptedStream(impl, finals, () => A([{ type: 'text', text: 'done' }]));
 
 function revoked(target = {}) {
   const { proxy, revoke } = Proxy.revocable(target, {});

@@ -6,25 +6,17 @@ import * as ours from 'pi-agent-wasm';
 import * as piCore from '@earendil-works/pi-agent-core';
 import { createAssistantMessageEventStream as piStream } from '@earendil-works/pi-ai';
 import { IMPROVEMENTS } from './shared/improvements.mjs';
+import { assistant, scriptedStream } from './shared/scripted-loop.mjs';
 
 const pi = { ...piCore, createAssistantMessageEventStream: piStream };
-const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-const A = (content, stopReason = 'stop') => ({ role: 'assistant', content, api: 'a', provider: 'p', model: 'm', usage, stopReason, timestamp: Date.now() });
+const A = assistant;
 const user = { role: 'user', content: 'hi', timestamp: 1 };
 const config = { model: { id: 'm', api: 'a', provider: 'p' }, convertToLlm: (m) => m };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const TIMEOUT = Symbol('still pending');
 const settledWithin = (p, ms) => Promise.race([p.then((v) => ({ v }), (e) => ({ e })), sleep(ms).then(() => TIMEOUT)]);
 
-function streamOf(impl, finals) {
-  let i = 0;
-  return () => {
-    const s = impl.createAssistantMessageEventStream();
-    const final = finals[i++] ?? A([{ type: 'text', text: 'done' }]);
-    queueMicrotask(() => s.push({ type: 'done', reason: final.stopReason, message: final }));
-    return s;
-  };
-}
+const streamOf = scriptedStream;
 
 test('the list of improvements names each rule once', () => {
   const rules = IMPROVEMENTS.map((i) => i.rule);
