@@ -139,7 +139,7 @@ impl Tool for JsTool {
             }
             #[cfg(feature = "test-trap")]
             super::test_trap::check(
-                &get(&get(&value, "details"), "trap")
+                &super::js::get(&super::js::get(&value, "details"), "trap")
                     .as_string()
                     .unwrap_or_default(),
             );
