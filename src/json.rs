@@ -67,11 +67,21 @@ pub fn parse(text: &str) -> Result<Value, Error> {
     from_prepared(&prepare(text)?)
 }
 
+/// `JSON.parse(text)` for a text that wraps values of the caller's in `wrapper` levels of its
+/// own (a tool read as `[mode, declaration]`): the limit applies to the caller's values.
+pub fn parse_wrapped(text: &str, wrapper: usize) -> Result<Value, Error> {
+    from_prepared(&prepare_within(text, MAX_DEPTH + wrapper)?)
+}
+
 /// One pass over `text`: fails beyond [`MAX_DEPTH`], and rewrites the `\uXXXX` escapes of
 /// lone surrogates into their two-character form (a copy only when there are some; a high
 /// escape followed by a low one is a pair, which serde_json reads itself). For
 /// [`from_prepared`], and types that borrow from the text.
 pub fn prepare(text: &str) -> Result<Cow<'_, str>, Error> {
+    prepare_within(text, MAX_DEPTH)
+}
+
+fn prepare_within(text: &str, max_depth: usize) -> Result<Cow<'_, str>, Error> {
     let b = text.as_bytes();
     let mut out: Option<String> = None;
     // Copied into `out` up to here.
@@ -98,7 +108,7 @@ pub fn prepare(text: &str) -> Result<Cow<'_, str>, Error> {
             },
             (false, b'[' | b'{') => {
                 depth += 1;
-                if depth > MAX_DEPTH {
+                if depth > max_depth {
                     return Err(Error::TooDeep);
                 }
             }

@@ -34,9 +34,14 @@ impl JsTool {
             .as_string()
             .unwrap_or_default();
         // `[executionMode, declaration]`, made by JSON.stringify.
-        let read: Value = crate::json::parse(&text).map_err(|e| {
+        // The parameters sit two levels down (the array, the declaration); only they nest.
+        let read: Value = crate::json::parse_wrapped(&text, 2).map_err(|e| {
+            let what = match (&e, super::js::get(&js, "name").as_string()) {
+                (crate::json::Error::TooDeep, Some(name)) => format!("parameters of tool {name}"),
+                _ => "a tool".to_string(),
+            };
             rejected(Error::InvalidInput(format!(
-                "a tool cannot be read as JSON: {e}"
+                "{what} cannot be read as JSON: {e}"
             )))
         })?;
         let mode = match read.get(0).and_then(Value::as_str) {
