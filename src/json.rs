@@ -56,6 +56,8 @@ impl fmt::Display for Error {
     }
 }
 
+impl std::error::Error for Error {}
+
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
         Error::Syntax(e)
@@ -289,7 +291,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn depth_is_measured_outside_strings() {
+    fn depth_is_measured_outside_strings() -> Result<(), Box<dyn std::error::Error>> {
         // (At the limit itself in tests/bounds.rs: a debug build's frames need a big stack.)
         assert!(parse("[[[1]]]").is_ok());
         let text = format!("[\"{}\"]", "[".repeat(MAX_DEPTH + 5));
@@ -297,63 +299,68 @@ mod tests {
         let escaped = format!("[\"\\\"{}\"]", "{".repeat(MAX_DEPTH + 5));
         assert!(parse(&escaped).is_ok());
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
-        let e = parse(&deep).unwrap_err().to_string();
+        let e = parse(&deep).err().ok_or("it parsed")?.to_string();
         assert_eq!(
             e,
             format!("JSON nested deeper than {MAX_DEPTH} levels (the limit)")
         );
+        Ok(())
     }
 
     #[test]
-    fn lone_surrogates_round_trip() {
+    fn lone_surrogates_round_trip() -> Result<(), Box<dyn std::error::Error>> {
         for text in [
             r#""\ud83d""#,
             r#""a\ude00b""#,
             r#"["\ud83d\ud83d\ude00", {"\udfff": "\udbff"}]"#,
             r#""\uD83D x""#,
         ] {
-            let v = parse(text).unwrap();
+            let v = parse(text)?;
             let back = stringify(&v);
-            let again = parse(&back).unwrap();
+            let again = parse(&back)?;
             assert_eq!(v, again, "{text} -> {back}");
         }
-        assert_eq!(stringify(&parse(r#""\uD83D""#).unwrap()), r#""\ud83d""#);
+        assert_eq!(stringify(&parse(r#""\uD83D""#)?), r#""\ud83d""#);
         // A pair, escaped or not, is the character.
-        assert_eq!(parse(r#""\ud83d\ude00""#).unwrap(), Value::from("😀"));
+        assert_eq!(parse(r#""\ud83d\ude00""#)?, Value::from("😀"));
         assert_eq!(
-            stringify(&parse(r#"["\ud83d\ud83d\ude00"]"#).unwrap()),
+            stringify(&parse(r#"["\ud83d\ud83d\ude00"]"#)?),
             "[\"\\ud83d😀\"]"
         );
+        Ok(())
     }
 
     #[test]
-    fn halves_join_when_concatenated() {
-        let high = parse(r#""x\ud83d""#).unwrap();
-        let low = parse(r#""\ude00y""#).unwrap();
-        let mut s = high.as_str().unwrap().to_string();
-        push_str(&mut s, low.as_str().unwrap());
+    fn halves_join_when_concatenated() -> Result<(), Box<dyn std::error::Error>> {
+        let high = parse(r#""x\ud83d""#)?;
+        let low = parse(r#""\ude00y""#)?;
+        let mut s = high.as_str().ok_or("not a string")?.to_string();
+        push_str(&mut s, low.as_str().ok_or("not a string")?);
         assert_eq!(s, "x😀y");
-        let mut t = low.as_str().unwrap().to_string();
-        push_str(&mut t, high.as_str().unwrap());
+        let mut t = low.as_str().ok_or("not a string")?.to_string();
+        push_str(&mut t, high.as_str().ok_or("not a string")?);
         assert_eq!(code_points(&t), 4);
         assert_eq!(
             utf16(&t),
             [0xDE00, u16::from(b'y'), u16::from(b'x'), 0xD83D]
         );
+        Ok(())
     }
 
     #[test]
-    fn sanitize_drops_lone_halves_only() {
-        let s = parse(r#""a\ud83db\ude00c😀\udbff""#).unwrap();
-        assert_eq!(sanitize(s.as_str().unwrap()), "abc😀");
+    fn sanitize_drops_lone_halves_only() -> Result<(), Box<dyn std::error::Error>> {
+        let s = parse(r#""a\ud83db\ude00c😀\udbff""#)?;
+        assert_eq!(sanitize(s.as_str().ok_or("not a string")?), "abc😀");
         assert_eq!(sanitize("plain 😀"), "plain 😀");
+        Ok(())
     }
 
     #[test]
-    fn counts_as_js_counts() {
-        let s = parse(r#""😀\ud83d\u00e9""#).unwrap();
-        let s = s.as_str().unwrap();
+    fn counts_as_js_counts() -> Result<(), Box<dyn std::error::Error>> {
+        let s = parse(r#""😀\ud83d\u00e9""#)?;
+        let s = s.as_str().ok_or("not a string")?;
         assert_eq!(code_points(s), 3);
         assert_eq!(utf16(s).len(), 4);
+        Ok(())
     }
 }
