@@ -205,7 +205,9 @@ impl AnthropicDecoder {
             return Ok(());
         };
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let text = |k: &str| content.get(k).cloned().unwrap_or_else(|| "".into());
+        // Untrusted: a text, thinking or signature that is no string starts empty (pi-ai
+        // copies any value, and a number there ends as a block no pi message can hold).
+        let text = |k: &str| str_of(content, k).unwrap_or("");
         let (kind, block) = match str_of(content, "type") {
             Some("fallback") => {
                 let empty = self
@@ -230,8 +232,8 @@ impl AnthropicDecoder {
                 let mut b = Map::new();
                 b.insert("type".into(), "thinking".into());
                 b.insert("thinking".into(), "[Reasoning redacted]".into());
-                if let Some(d) = content.get("data") {
-                    b.insert("thinkingSignature".into(), d.clone());
+                if let Some(d) = str_of(content, "data") {
+                    b.insert("thinkingSignature".into(), d.into());
                 }
                 b.insert("redacted".into(), true.into());
                 ("thinking", Value::Object(b))
