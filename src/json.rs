@@ -98,10 +98,14 @@ fn prepare_within(text: &str, max_depth: usize) -> Result<Cow<'_, str>, Error> {
                 {
                     i += 11
                 }
+                // A lone half next to the other half as a raw character (an outer JSON
+                // text decoded it) is the pair, as in JS: `push_str` joins them.
                 Some(unit) => {
                     let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
-                    o.push_str(text.get(from..i).unwrap_or(""));
-                    push_lone(o, unit);
+                    push_str(o, text.get(from..i).unwrap_or(""));
+                    let mut lone = String::new();
+                    push_lone(&mut lone, unit);
+                    push_str(o, &lone);
                     i += 5;
                     from = i + 1;
                 }
@@ -122,7 +126,7 @@ fn prepare_within(text: &str, max_depth: usize) -> Result<Cow<'_, str>, Error> {
     Ok(match out {
         None => Cow::Borrowed(text),
         Some(mut o) => {
-            o.push_str(text.get(from..).unwrap_or(""));
+            push_str(&mut o, text.get(from..).unwrap_or(""));
             Cow::Owned(o)
         }
     })
@@ -304,6 +308,31 @@ mod tests {
             e,
             format!("JSON nested deeper than {MAX_DEPTH} levels (the limit)")
         );
+        Ok(())
+    }
+
+    #[test]
+    fn a_lone_escape_next_to_the_raw_other_half_is_the_pair(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        // The raw halves come from an outer JSON text that decoded `\ud83d` or `\ude00`
+        // on their own (found by the openai_* fuzz targets).
+        let mut raw_low = String::from("\"a\\ud83d");
+        push_lone(&mut raw_low, 0xDE00);
+        raw_low.push_str("b\"");
+        assert_eq!(parse(&raw_low)?, Value::String("a\u{1F600}b".into()));
+        let mut raw_high = String::from("\"a");
+        push_lone(&mut raw_high, 0xD83D);
+        raw_high.push_str("\\ude00b\"");
+        assert_eq!(parse(&raw_high)?, Value::String("a\u{1F600}b".into()));
+        // Apart, they stay lone.
+        let mut apart = String::from("\"\\ud83dx");
+        push_lone(&mut apart, 0xDE00);
+        apart.push('"');
+        let mut expected = String::new();
+        push_lone(&mut expected, 0xD83D);
+        expected.push('x');
+        push_lone(&mut expected, 0xDE00);
+        assert_eq!(parse(&apart)?, Value::String(expected));
         Ok(())
     }
 
