@@ -36,7 +36,20 @@ pub trait AbortSignal {
 /// progress (L-140). A sink that throws rejects the run (L-82).
 pub trait EventSink {
     fn emit(&self, event: AgentEvent) -> HostFuture<'_, ()>;
+    /// This sink as an [`Emitter`] that outlives the borrow: a running tool may call
+    /// `onUpdate` at any time, synchronously inside `execute` included, and pi delivers each
+    /// `tool_execution_update` at once (L-105).
+    fn emitter(&self) -> Emitter;
 }
+
+/// Delivers an event at once: `Err` when the sink threw synchronously (the tool whose
+/// `onUpdate` made the call sees that throw, L-106); otherwise what is left of the emit,
+/// awaited later.
+pub type Emitter = Rc<dyn Fn(AgentEvent) -> HostResult<HostFuture<'static, ()>>>;
+
+/// Where a tool's partial results go: called synchronously for each `onUpdate`, as
+/// [`Emitter`] (`runToolCall` passes the caller's `onUpdate` here, the loop its sink).
+pub type UpdateSink = Rc<dyn Fn(Rc<Value>) -> HostResult<HostFuture<'static, ()>>>;
 
 /// `context` as handed to the stream function: only `messages` (L-24, L-76).
 #[derive(Clone, Debug, Default)]
@@ -101,8 +114,9 @@ pub enum ExecutionMode {
     Parallel,
 }
 
-/// Called by a running tool for each partial result (L-105).
-pub type UpdateFn = Rc<dyn Fn(Rc<Value>)>;
+/// Called by a running tool for each partial result (L-105). `Err` is what the update sink
+/// threw synchronously, for the tool to see thrown by its `onUpdate` call.
+pub type UpdateFn = Rc<dyn Fn(Rc<Value>) -> HostResult<()>>;
 
 /// An executable tool (L-11).
 pub trait Tool {

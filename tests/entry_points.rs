@@ -91,8 +91,8 @@ fn env(w: &World) -> ToolEnv<'_> {
     }
 }
 
-fn no_updates(_: Rc<Value>) -> HostFuture<'static, ()> {
-    Box::pin(async { Ok(()) })
+fn no_updates() -> UpdateSink {
+    Rc::new(|_| Ok(Box::pin(async { Ok(()) })))
 }
 
 #[test]
@@ -107,11 +107,12 @@ fn l_38_run_tool_call_runs_the_pipeline_without_events() {
         "type": "object", "properties": {"n": {"type": "integer"}}
     }));
     let tools: Vec<Rc<dyn Tool>> = vec![Rc::new(tool)];
-    let updates = std::cell::RefCell::new(Vec::new());
-    let on_update = |v: Rc<Value>| -> HostFuture<'_, ()> {
-        updates.borrow_mut().push((*v).clone());
-        Box::pin(async { Ok(()) })
-    };
+    let updates = Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seen = updates.clone();
+    let on_update: UpdateSink = Rc::new(move |v: Rc<Value>| {
+        seen.borrow_mut().push((*v).clone());
+        Ok(Box::pin(async { Ok(()) }))
+    });
     let a = msg(assistant(json!([]), "toolUse"));
     let call = Rc::new(tool_call("x", "t", json!({"n": "3"})));
     let out = block_on(run_tool_call(
@@ -120,7 +121,7 @@ fn l_38_run_tool_call_runs_the_pipeline_without_events() {
         call,
         &a,
         &context(vec![], vec![]),
-        &on_update,
+        on_update,
     ))
     .unwrap();
     assert!(!out.is_error);
@@ -144,7 +145,7 @@ fn l_38_run_tool_call_failures_resolve_as_errors_abort_checked_first() {
         Rc::new(tool_call("x", "t", json!({}))),
         &a,
         &context(vec![], vec![]),
-        &no_updates,
+        no_updates(),
     ))
     .unwrap();
     assert!(out.is_error);
@@ -160,7 +161,7 @@ fn l_38_run_tool_call_failures_resolve_as_errors_abort_checked_first() {
         Rc::new(tool_call("x", "other", json!({}))),
         &a,
         &ctx,
-        &no_updates,
+        no_updates(),
     ))
     .unwrap();
     assert_eq!(out.result["content"][0]["text"], "Tool other not found");
@@ -171,9 +172,7 @@ fn l_38_l_106_a_rejecting_update_sink_rejects_run_tool_call() {
     let w = World::default();
     let tools: Vec<Rc<dyn Tool>> =
         vec![FakeTool::new("t", Behavior::Updates(vec![json!(1)], text_result("r"))).rc()];
-    let failing = |_: Rc<Value>| -> HostFuture<'static, ()> {
-        Box::pin(async { Err(Thrown::new("sink down")) })
-    };
+    let failing: UpdateSink = Rc::new(|_| Ok(Box::pin(async { Err(Thrown::new("sink down")) })));
     let a = msg(assistant(json!([]), "toolUse"));
     let r = block_on(run_tool_call(
         &env(&w),
@@ -181,7 +180,7 @@ fn l_38_l_106_a_rejecting_update_sink_rejects_run_tool_call() {
         Rc::new(tool_call("x", "t", json!({}))),
         &a,
         &context(vec![], vec![]),
-        &failing,
+        failing,
     ));
     assert_eq!(r.unwrap_err().message, "sink down");
 }

@@ -460,7 +460,7 @@ fn l_105_updates_after_settle_are_ignored() {
     let dyn_tool: Rc<dyn Tool> = tool.clone();
     run_one_call(&w, dyn_tool, json!({}));
     let late = tool.late_update.borrow().clone().unwrap();
-    late(Rc::new(json!({"late": true})));
+    late(Rc::new(json!({"late": true}))).unwrap();
     assert!(!w
         .sink
         .json()
@@ -855,4 +855,30 @@ fn every_tool_call_gets_exactly_one_result_and_balanced_events() {
         .filter(|l| l.starts_with("message_end"))
         .count();
     assert_eq!(starts, ends);
+}
+
+#[test]
+fn l_99_l_101_a_before_hook_that_aborts_and_then_throws_gives_its_own_error() {
+    // pi's abort check after `beforeToolCall` sits behind the await that the throw skips.
+    for throws in [true, false] {
+        let mut w = World::default();
+        let signal = w.signal.clone();
+        w.hooks.before = Some(Box::new(move |_| {
+            signal.aborted.set(true);
+            if throws {
+                Err(pi_agent_wasm::error::Thrown::new("hook failed after abort"))
+            } else {
+                Ok(None)
+            }
+        }));
+        let tool = FakeTool::new("t", Behavior::Echo).rc();
+        let results = run_one_call(&w, tool, json!({}));
+        let expected = if throws {
+            "hook failed after abort"
+        } else {
+            "Operation aborted"
+        };
+        assert_eq!(results[0]["content"][0]["text"], expected);
+        assert_eq!(results[0]["isError"], true);
+    }
 }

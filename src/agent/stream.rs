@@ -15,7 +15,7 @@ use futures::future::poll_fn;
 
 use crate::error::Result;
 use crate::event::AgentEvent;
-use crate::io::{EventSink, HostFuture};
+use crate::io::{Emitter, EventSink, HostFuture};
 use crate::message::AgentMessage;
 
 #[derive(Default)]
@@ -117,5 +117,14 @@ impl EventSink for AgentEventStream {
         }
         self.wake();
         Box::pin(async { Ok(()) })
+    }
+
+    fn emitter(&self) -> Emitter {
+        let stream = self.clone();
+        Rc::new(move |event| {
+            // This sink never waits: the event is queued now.
+            drop(stream.emit(event));
+            Ok(Box::pin(async { Ok(()) }))
+        })
     }
 }

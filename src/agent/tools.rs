@@ -7,11 +7,10 @@
 //! (L-82, L-106). Depends on `io`, `message`, `validate`.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::rc::Rc;
-use std::task::{Poll, Waker};
 
-use futures::future::{try_join_all, LocalBoxFuture};
+use futures::future::LocalBoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 use serde_json::Value;
 
@@ -20,7 +19,7 @@ use crate::error::Result;
 use crate::event::AgentEvent;
 use crate::io::{
     AbortSignal, AfterToolCallContext, Clock, Context, ExecutionMode, Hooks, Host, HostFuture,
-    HostResult, Tool, ToolCallContext, ToolExecution,
+    HostResult, Tool, ToolCallContext, ToolExecution, UpdateFn, UpdateSink,
 };
 use crate::message::{error_tool_result, num, present, str_field, AgentMessage, Object};
 
@@ -112,17 +111,17 @@ async fn prepare(
         context,
     };
     if let Some(hook) = env.hooks.before_tool_call(ctx) {
-        let decision = hook.await;
-        if env.aborted() {
-            return Preparation::Immediate {
-                result: error_tool_result(ABORTED),
-            };
-        }
-        match decision {
-            // L-101.
+        match hook.await {
+            // L-101. A hook that throws gives its error even when the signal aborted meanwhile:
+            // pi's abort check sits after the await the throw skips.
             Err(thrown) => {
                 return Preparation::Immediate {
                     result: error_tool_result(&thrown.message),
+                }
+            }
+            Ok(_) if env.aborted() => {
+                return Preparation::Immediate {
+                    result: error_tool_result(ABORTED),
                 }
             }
             Ok(Some(d)) if d.block => {
@@ -169,88 +168,37 @@ struct Executed {
     duration_ms: f64,
 }
 
-/// Shared between a running tool's `onUpdate` and the future that emits the updates.
-#[derive(Default)]
-struct Updates {
-    accepting: bool,
-    queue: VecDeque<Rc<Value>>,
-    waker: Option<Waker>,
-}
-
-/// L-103..L-106: runs `execute`, emitting each `onUpdate` through `emit_update` in call
-/// order while it runs; updates after it settles are ignored. A rejected update emit
-/// rejects the call (L-106, kept as in 1.6.0: L-168).
-async fn execute<'t, 'e>(
+/// L-103..L-106: runs `execute`. Each `onUpdate` while it runs goes to `updates` at once,
+/// inside the tool's call (a synchronous throw there is thrown to the tool); updates after
+/// it settles are ignored. The emits still pending are awaited once it settled, and one
+/// that rejects rejects the call (L-106, kept as in 1.6.0: L-168).
+async fn execute(
     env: &ToolEnv<'_>,
-    tool: &'t dyn Tool,
-    tool_call_id: &'t str,
+    tool: &dyn Tool,
+    tool_call_id: &str,
     args: Rc<Value>,
-    emit_update: &'t (dyn Fn(Rc<Value>) -> HostFuture<'e, ()> + 't),
+    updates: UpdateSink,
 ) -> HostResult<Executed> {
-    let updates = Rc::new(RefCell::new(Updates {
-        accepting: true,
-        ..Updates::default()
-    }));
-    let sink = updates.clone();
-    let on_update = Rc::new(move |partial: Rc<Value>| {
-        let mut u = sink.borrow_mut();
-        if u.accepting {
-            u.queue.push_back(partial);
-            if let Some(w) = u.waker.take() {
-                w.wake();
-            }
+    let pending: Rc<RefCell<Option<Vec<HostFuture<'static, ()>>>>> =
+        Rc::new(RefCell::new(Some(Vec::new())));
+    let collected = pending.clone();
+    let on_update: UpdateFn = Rc::new(move |partial: Rc<Value>| {
+        // Not accepting once `execute` settled (the list is taken then).
+        if collected.borrow().is_none() {
+            return Ok(());
         }
+        // No borrow is held while the sink runs: it may call back into this tool.
+        let emitted = updates(partial)?;
+        if let Some(list) = collected.borrow_mut().as_mut() {
+            list.push(emitted);
+        }
+        Ok(())
     });
     let started = env.clock.monotonic();
-    let mut running = tool.execute(tool_call_id, args, on_update);
-    let mut settled: Option<(HostResult<Rc<Value>>, f64)> = None;
-    let mut emitting: Option<HostFuture<'e, ()>> = None;
-    let mut update_error = None;
-    futures::future::poll_fn(|cx| {
-        if settled.is_none() {
-            if let Poll::Ready(r) = running.poll_unpin(cx) {
-                settled = Some((r, (env.clock.monotonic() - started).round().max(0.0)));
-                updates.borrow_mut().accepting = false;
-            }
-        }
-        loop {
-            if let Some(f) = emitting.as_mut() {
-                match f.poll_unpin(cx) {
-                    Poll::Pending => break,
-                    Poll::Ready(r) => {
-                        emitting = None;
-                        if let Err(e) = r {
-                            update_error.get_or_insert(e);
-                        }
-                    }
-                }
-            }
-            let next = {
-                let mut u = updates.borrow_mut();
-                let next = u.queue.pop_front();
-                if next.is_none() {
-                    u.waker = Some(cx.waker().clone());
-                }
-                next
-            };
-            match next {
-                Some(partial) => emitting = Some(emit_update(partial)),
-                None => break,
-            }
-        }
-        if settled.is_some() && emitting.is_none() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    })
-    .await;
-    if let Some(e) = update_error {
-        return Err(e);
-    }
-    let Some((outcome, duration_ms)) = settled else {
-        return Err(crate::error::Thrown::new("tool execution did not settle"));
-    };
+    let outcome = tool.execute(tool_call_id, args, on_update).await;
+    let duration_ms = (env.clock.monotonic() - started).round().max(0.0);
+    let emits = pending.borrow_mut().take().unwrap_or_default();
+    all(emits).await?;
     Ok(match outcome {
         Ok(result) => {
             let is_error = result.get("isError") == Some(&Value::Bool(true));
@@ -267,6 +215,28 @@ async fn execute<'t, 'e>(
             duration_ms,
         },
     })
+}
+
+/// `Promise.all` over a tool's pending update emits: the first that fails, else done.
+async fn all(mut emits: Vec<HostFuture<'static, ()>>) -> HostResult<()> {
+    futures::future::poll_fn(|cx| {
+        let mut failed = None;
+        emits.retain_mut(|f| match f.poll_unpin(cx) {
+            std::task::Poll::Pending => true,
+            std::task::Poll::Ready(r) => {
+                if let Err(e) = r {
+                    failed.get_or_insert(e);
+                }
+                false
+            }
+        });
+        match failed {
+            Some(e) => std::task::Poll::Ready(Err(e)),
+            None if emits.is_empty() => std::task::Poll::Ready(Ok(())),
+            None => std::task::Poll::Pending,
+        }
+    })
+    .await
 }
 
 /// §9.4: `afterToolCall` and its field-by-field merge.
@@ -358,13 +328,13 @@ fn immediate(call: &Rc<Value>, result: Value) -> ToolCallOutcome {
 
 /// L-38 `runToolCall`: the full pipeline without events or messages. `on_update` receives
 /// each partial result; a rejecting `on_update` rejects the call (L-106, as in 1.6.0).
-pub async fn run_tool_call<'e>(
+pub async fn run_tool_call(
     env: &ToolEnv<'_>,
     tools: &[Rc<dyn Tool>],
     tool_call: Rc<Value>,
     assistant: &AgentMessage,
     context: &Context,
-    on_update: &(dyn Fn(Rc<Value>) -> HostFuture<'e, ()> + '_),
+    on_update: UpdateSink,
 ) -> HostResult<ToolCallOutcome> {
     match prepare(env, context, tools, assistant, &tool_call).await {
         Preparation::Immediate { result } => Ok(immediate(&tool_call, result)),
@@ -469,20 +439,20 @@ pub async fn fail_truncated(host: &Host<'_>, calls: &[Rc<Value>]) -> Result<Batc
     })
 }
 
-/// The emit of `tool_execution_update` for one call (L-105).
-fn update_emitter<'a>(
-    host: &'a Host<'a>,
-    call: &'a Value,
-) -> impl Fn(Rc<Value>) -> HostFuture<'a, ()> + 'a {
-    move |partial| {
-        let event = AgentEvent::ToolExecutionUpdate {
-            tool_call_id: str_field(call, "id").into(),
-            tool_name: str_field(call, "name").into(),
-            args: Rc::new(call.get("arguments").cloned().unwrap_or(Value::Null)),
+/// The emit of `tool_execution_update` for one call (L-105): its events share one `args`.
+fn update_emitter(host: &Host<'_>, call: &Value) -> UpdateSink {
+    let emit = host.sink.emitter();
+    let id: String = str_field(call, "id").into();
+    let name: String = str_field(call, "name").into();
+    let args = Rc::new(call.get("arguments").cloned().unwrap_or(Value::Null));
+    Rc::new(move |partial| {
+        emit(AgentEvent::ToolExecutionUpdate {
+            tool_call_id: id.clone(),
+            tool_name: name.clone(),
+            args: args.clone(),
             partial_result: partial,
-        };
-        host.sink.emit(event)
-    }
+        })
+    })
 }
 
 /// §9.1: runs a batch in the mode L-90 selects.
@@ -511,7 +481,7 @@ pub async fn execute_tool_calls<'a>(
                 Preparation::Prepared { tool, args } => {
                     let emit = update_emitter(host, call);
                     let id = str_field(call, "id");
-                    let executed = execute(&env, tool.as_ref(), id, args.clone(), &emit).await?;
+                    let executed = execute(&env, tool.as_ref(), id, args.clone(), emit).await?;
                     finalize(&env, context, assistant, call, &args, executed).await
                 }
             };
@@ -552,7 +522,7 @@ pub async fn execute_tool_calls<'a>(
                             tool.as_ref(),
                             str_field(call, "id"),
                             args.clone(),
-                            &emit,
+                            emit,
                         )
                         .await?;
                         let outcome =
@@ -565,9 +535,22 @@ pub async fn execute_tool_calls<'a>(
             }
         }
     }
-    // Phase 2: all together; each emits its own end on completion. The first rejection (a
-    // throwing sink) rejects the batch, as `Promise.all` does.
-    let outcomes = try_join_all(slots).await?;
+    // Phase 2: all together; each emits its own end on completion. They are polled in the
+    // order they were woken, as JS runs the microtasks that resume pi's calls: a call that
+    // settles sooner (a synchronous throw) goes on sooner. The first rejection (a throwing
+    // sink) rejects the batch, as `Promise.all` does.
+    let mut running: FuturesUnordered<_> = slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, slot)| slot.map(move |r| (i, r)))
+        .collect();
+    let mut settled: Vec<Option<ToolCallOutcome>> = calls.iter().map(|_| None).collect();
+    while let Some((i, r)) = running.next().await {
+        if let Some(place) = settled.get_mut(i) {
+            *place = Some(r?);
+        }
+    }
+    let outcomes: Vec<ToolCallOutcome> = settled.into_iter().flatten().collect();
     // Phase 3: messages in call order.
     let mut messages = Vec::new();
     for outcome in &outcomes {

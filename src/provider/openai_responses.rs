@@ -10,7 +10,8 @@
 //! Better than pi-ai: a text, refusal or reasoning delta without `output_index` (sent by some
 //! compatible servers) goes to the slot its `item_id` names, else the open slot of its kind,
 //! else a new block; pi-ai drops it. A delta for an index that has no open slot opens one
-//! rather than being lost.
+//! rather than being lost. A `message` item whose done form carries no text (no `content`)
+//! keeps the text its deltas streamed, where pi-ai empties the block.
 //!
 //! Not read: grammar (`custom_tool_call`) tools, which this package never declares, and the
 //! `input_transformations` diagnostics.
@@ -505,10 +506,21 @@ impl ResponsesDecoder {
                     sig.insert("phase".into(), phase.clone());
                 }
                 let signature = json_stringify(&Value::Object(sig));
-                self.edit(block, |b| {
-                    b.insert("text".into(), text.as_str().into());
-                    b.insert("textSignature".into(), signature.into());
-                });
+                // Better than pi-ai: a done item that carries no text (compatible servers
+                // send it without `content`) keeps the text its deltas streamed.
+                let text = self
+                    .edit(block, |b| {
+                        let text = if text.is_empty() {
+                            let current = b.get("text").and_then(Value::as_str);
+                            current.unwrap_or("").to_string()
+                        } else {
+                            text
+                        };
+                        b.insert("text".into(), text.as_str().into());
+                        b.insert("textSignature".into(), signature.into());
+                        text
+                    })
+                    .unwrap_or_default();
                 out.push(AssistantMessageEvent::TextEnd {
                     content_index: block,
                     content: text,

@@ -14,12 +14,12 @@ use super::builtin::BuiltinStreamFn;
 use super::error::{js_error, JsResult};
 use super::hooks::{context_from_js, js_messages, JsHooks};
 use super::host::{JsClock, JsPatterns, JsSignal, JsSink};
-use super::js::{call, get, read, set, settle, to_json};
+use super::js::{call, get, read, set, to_json};
 use super::stream_fn::JsStreamFn;
 use super::table::Table;
 use crate::agent::{run_agent_loop, run_agent_loop_continue, run_tool_call, ToolEnv};
 use crate::error::{Error, Thrown};
-use crate::io::{Host, HostFuture, LoopConfig, StreamFn, ToolExecution};
+use crate::io::{Host, LoopConfig, StreamFn, ToolExecution};
 use crate::message::ThinkingLevel;
 
 /// A core error as the value the returned Promise rejects with: a host's thrown value as
@@ -33,7 +33,7 @@ fn to_js(e: Error) -> JsValue {
     js_error(e.code(), &e.message())
 }
 
-fn thrown_to_js(t: Thrown) -> JsValue {
+pub(crate) fn thrown_to_js(t: Thrown) -> JsValue {
     to_js(Error::Thrown(t))
 }
 
@@ -239,19 +239,21 @@ pub async fn run_tool_call_js(
         signal: Some(&js_signal),
         hooks: &hooks,
     };
-    let on_update_js = on_update_js.dyn_into::<Function>().ok();
-    let update_table = table.clone();
-    let on_update = move |partial: Rc<Value>| -> HostFuture<'static, ()> {
-        let returned = on_update_js
-            .as_ref()
-            .map(|f| call(f, &[&update_table.to_js(&partial)]));
-        Box::pin(async move {
-            if let Some(r) = returned {
-                settle(r?).await?;
-            }
-            Ok(())
-        })
-    };
+    // pi calls `options.onUpdate ?? (() => {})` inside the tool's `onUpdate`: what it
+    // throws synchronously (a value that is no function included) is thrown to the tool.
+    let update_table = Rc::downgrade(&table);
+    let on_update: crate::io::UpdateSink = Rc::new(move |partial: Rc<Value>| {
+        if on_update_js.is_undefined() || on_update_js.is_null() {
+            return Ok(Box::pin(async { Ok(()) }));
+        }
+        let Some(table) = update_table.upgrade() else {
+            return Ok(Box::pin(async { Ok(()) }));
+        };
+        let f = on_update_js.dyn_ref::<Function>().ok_or_else(|| {
+            super::js::thrown(js_sys::TypeError::new("onUpdate is not a function").into())
+        })?;
+        super::js::pending(call(f, &[&table.to_js(&partial)])?)
+    });
     let context = crate::io::Context::default();
     let outcome = run_tool_call(
         &env,
@@ -259,7 +261,7 @@ pub async fn run_tool_call_js(
         call_rc,
         &assistant,
         &context,
-        &on_update,
+        on_update,
     )
     .await
     .map_err(thrown_to_js)?;

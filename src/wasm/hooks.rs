@@ -128,23 +128,30 @@ impl JsHooks {
         }
         let o = Object::new();
         // The context's own copy (context_from_js): assigning from it runs no caller code.
-        if let Some(h) = c.host.as_ref().and_then(|h| h.downcast_ref::<JsValue>()) {
-            if h.is_object() {
-                Object::assign(&o, h.unchecked_ref());
-            }
+        // Its `tools` are the caller's, as in pi's `{ ...context, messages }`: absent when
+        // the caller gave none.
+        let copy = c
+            .host
+            .as_ref()
+            .and_then(|h| h.downcast_ref::<JsValue>())
+            .filter(|h| h.is_object());
+        if let Some(h) = copy {
+            Object::assign(&o, h.unchecked_ref());
         }
         set(&o, "messages", &self.table.array(&c.messages));
-        let tools: Array = c
-            .tools
-            .iter()
-            .map(|t| {
-                t.host_value()
-                    .and_then(|h| h.downcast_ref::<JsValue>())
-                    .cloned()
-                    .unwrap_or(JsValue::UNDEFINED)
-            })
-            .collect();
-        set(&o, "tools", &tools);
+        if copy.is_none() {
+            let tools: Array = c
+                .tools
+                .iter()
+                .map(|t| {
+                    t.host_value()
+                        .and_then(|h| h.downcast_ref::<JsValue>())
+                        .cloned()
+                        .unwrap_or(JsValue::UNDEFINED)
+                })
+                .collect();
+            set(&o, "tools", &tools);
+        }
         o.into()
     }
 

@@ -10,12 +10,12 @@ use js_sys::Function;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::{call, get, settle};
+use super::js::{call, get, pending, settle};
 use super::table::Table;
 use crate::agent::validate::Patterns;
 use crate::error::Thrown;
 use crate::event::AgentEvent;
-use crate::io::{AbortSignal, Clock, EventSink, HostFuture};
+use crate::io::{AbortSignal, Clock, Emitter, EventSink, HostFuture};
 
 #[wasm_bindgen]
 extern "C" {
@@ -284,10 +284,10 @@ fn obj(kind: &'static str) -> JsValue {
     o.into()
 }
 
-impl JsSink {
-    fn build(&self, event: &AgentEvent) -> JsValue {
-        use super::js::set;
-        let t = &self.table;
+/// pi's event object for `event`.
+fn build(t: &Table, event: &AgentEvent) -> JsValue {
+    use super::js::set;
+    {
         let o = obj(event.kind());
         match event {
             AgentEvent::AgentStart | AgentEvent::TurnStart => {}
@@ -498,11 +498,21 @@ impl EventSink for JsSink {
         };
         let returned = match update {
             Some(returned) => returned,
-            None => call(&self.emit, &[&self.build(&event)]),
+            None => call(&self.emit, &[&build(&self.table, &event)]),
         };
         Box::pin(async move {
             settle(returned?).await?;
             Ok::<(), Thrown>(())
+        })
+    }
+
+    fn emitter(&self) -> Emitter {
+        let emit = self.emit.clone();
+        let table = Rc::downgrade(&self.table);
+        Rc::new(move |event| match table.upgrade() {
+            Some(table) => pending(call(&emit, &[&build(&table, &event)])?),
+            // The run is over: nothing is listening.
+            None => Ok(Box::pin(async { Ok(()) })),
         })
     }
 }

@@ -155,14 +155,69 @@ pub fn call_with(f: &Function, this: &JsValue, args: &[&JsValue]) -> Result<JsVa
 /// rejection is `Err`); any other value is returned as is, without an await (an await per
 /// event costs more than a whole event).
 pub async fn settle(v: JsValue) -> Result<JsValue, Thrown> {
-    if !v.is_object() && !v.is_function() {
-        return Ok(v);
+    settle_with(v, false).await
+}
+
+/// As pi's `await f()` inside its `try`: [`settle`], except that a value that is no
+/// thenable settles as late as a resolved Promise would, and a synchronous throw (`Err`)
+/// one turn of the task queue earlier (pi's `catch` skips that `await`). So the code after
+/// it runs in pi's order relative to other tools' (L-92).
+pub async fn awaited(v: Result<JsValue, Thrown>) -> Result<JsValue, Thrown> {
+    match v {
+        Ok(v) => settle_with(v, true).await,
+        Err(e) => {
+            let mut yielded = false;
+            futures::future::poll_fn(|cx| {
+                if yielded {
+                    return std::task::Poll::Ready(());
+                }
+                yielded = true;
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            })
+            .await;
+            Err(e)
+        }
     }
-    let then = read(&v, "then")?;
+}
+
+async fn settle_with(v: JsValue, yield_plain: bool) -> Result<JsValue, Thrown> {
+    let then = if v.is_object() || v.is_function() {
+        read(&v, "then")?
+    } else {
+        JsValue::UNDEFINED
+    };
     if !then.is_function() {
+        if yield_plain {
+            tick().await;
+        }
         return Ok(v);
     }
     JsFuture::from(awaitable(&v, &then)?).await.map_err(thrown)
+}
+
+/// What an emit left to await, as pi's `Promise.resolve(v)` made now: a `then` getter runs
+/// now (its throw is `Err`), and a rejection counts as handled from now on, though it is
+/// awaited later.
+pub fn pending(
+    v: JsValue,
+) -> Result<futures::future::LocalBoxFuture<'static, Result<(), Thrown>>, Thrown> {
+    use futures::FutureExt;
+    let then = if v.is_object() || v.is_function() {
+        read(&v, "then")?
+    } else {
+        JsValue::UNDEFINED
+    };
+    if !then.is_function() {
+        return Ok(futures::future::ready(Ok(())).boxed_local());
+    }
+    let future = JsFuture::from(awaitable(&v, &then)?);
+    Ok(async move { future.await.map(|_| ()).map_err(thrown) }.boxed_local())
+}
+
+/// One microtask.
+pub async fn tick() {
+    let _ = JsFuture::from(js_sys::Promise::resolve(&JsValue::UNDEFINED)).await;
 }
 
 thread_local! {

@@ -30,7 +30,7 @@ struct Maps {
 }
 
 /// A JS-callable function owned by Rust.
-pub type Callback = Closure<dyn Fn(JsValue)>;
+pub type Callback = Closure<dyn Fn(JsValue) -> Result<(), JsValue>>;
 
 pub struct Table {
     ids: WeakMap,

@@ -8,7 +8,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::hooks::rejected;
-use super::js::{call_method, call_with, read_fn, settle, to_json};
+use super::js::{awaited, call_method, call_with, read_fn, to_json};
 use super::table::Table;
 use crate::agent::hook_values;
 use crate::error::{Error, Thrown};
@@ -113,15 +113,20 @@ impl Tool for JsTool {
         let args_js = self.table.to_js(&args);
         let table = Rc::downgrade(&self.table);
         // Partial results are not read by the core: they are kept as the very objects the
-        // tool passed, without conversion, and forwarded unchanged (L-105). The table owns
-        // the callback (freed with the run); the callback holds the table weakly.
+        // tool passed, without conversion, and forwarded unchanged (L-105). The sink runs
+        // inside this call, and what it throws synchronously is thrown to the tool, as
+        // pi's `onUpdate` does. The table owns the callback (freed with the run); the
+        // callback holds the table weakly.
         let callback =
             self.table
-                .keep_callback(Closure::<dyn Fn(JsValue)>::new(move |partial: JsValue| {
-                    if let Some(table) = table.upgrade() {
-                        on_update(table.opaque(partial));
-                    }
-                }));
+                .keep_callback(Closure::<dyn Fn(JsValue) -> Result<(), JsValue>>::new(
+                    move |partial: JsValue| match table.upgrade() {
+                        Some(table) => {
+                            on_update(table.opaque(partial)).map_err(super::api::thrown_to_js)
+                        }
+                        None => Ok(()),
+                    },
+                ));
         let returned = call_method(
             &self.js,
             "execute",
@@ -133,7 +138,9 @@ impl Tool for JsTool {
             ],
         );
         Box::pin(async move {
-            let value = settle(returned?).await?;
+            // pi awaits what `execute` gave, so even a synchronous return or throw settles a
+            // microtask later: the other calls of a parallel batch start first (L-92).
+            let value = awaited(returned).await?;
             if !value.is_object() {
                 let got = if value.is_undefined() || value.is_null() {
                     "undefined or null"

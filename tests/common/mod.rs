@@ -66,8 +66,19 @@ impl AbortSignal for TestSignal {
 // ---------------------------------------------------------------------------------------
 // Event sink
 
+/// The recording sink; clones share one record (its `emitter` outlives the run's borrow).
+#[derive(Default, Clone)]
+pub struct Sink(Rc<SinkState>);
+
+impl std::ops::Deref for Sink {
+    type Target = SinkState;
+    fn deref(&self) -> &SinkState {
+        &self.0
+    }
+}
+
 #[derive(Default)]
-pub struct Sink {
+pub struct SinkState {
     pub events: RefCell<Vec<AgentEvent>>,
     pub log: Rc<RefCell<Vec<String>>>,
     /// Called on each event before it is recorded (to abort, steer, …).
@@ -96,6 +107,16 @@ impl EventSink for Sink {
             .push(format!("event:{}", label(&event)));
         self.events.borrow_mut().push(event);
         async { Ok(()) }.boxed_local()
+    }
+
+    fn emitter(&self) -> pi_agent_wasm::io::Emitter {
+        let sink = self.clone();
+        Rc::new(move |event| {
+            let pending = sink.emit(event);
+            // This sink settles at once; what it settled with is kept for later.
+            let settled = pending.now_or_never().unwrap_or(Ok(()));
+            Ok(async move { settled }.boxed_local())
+        })
     }
 }
 
@@ -471,7 +492,7 @@ impl Tool for FakeTool {
             }
             Behavior::Updates(updates, result) => {
                 for u in updates {
-                    on_update(Rc::new(u.clone()));
+                    let _ = on_update(Rc::new(u.clone()));
                 }
                 let r = Rc::new(result.clone());
                 async move { Ok(r) }.boxed_local()
@@ -672,10 +693,10 @@ impl Default for World {
         World {
             clock: TestClock::default(),
             signal: Rc::new(TestSignal::default()),
-            sink: Sink {
+            sink: Sink(Rc::new(SinkState {
                 log: log.clone(),
-                ..Sink::default()
-            },
+                ..SinkState::default()
+            })),
             hooks: TestHooks {
                 log: log.clone(),
                 ..TestHooks::default()

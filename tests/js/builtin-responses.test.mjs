@@ -16,7 +16,7 @@ const read = h.read;
 const runWith = (fn, bodies, extra = {}, serveOptions = {}, modelId = 'gpt-5-mini', history = []) =>
   h.runWith(fn, bodies, { extra, serveOptions, modelId, history });
 
-const IMPROVED = new Set(['no_output_index.sse']);
+const IMPROVED = new Set(['no_output_index.sse', 'minimal_shapes.sse']);
 for (const fixture of readdirSync(FIXTURES).filter((f) => f.endsWith('.sse') && !IMPROVED.has(f))) {
   test(`responses: built-in stream = pi-ai streamSimple, events and requests: ${fixture}`, async () => {
     const bodies = [read(fixture), read('text.sse')];
@@ -86,6 +86,22 @@ test('responses: text deltas without output_index are kept (pi-ai drops them)', 
   // Both end with the item's final text; ours streamed it on the way.
   const answer = (r) => r.messages.find((m) => m.role === 'assistant').content;
   assert.deepEqual(answer(ours), answer(theirs));
+});
+
+test('responses: minimal item shapes of compatible servers (no content, deltas by item_id only) keep their streamed text, where pi-ai empties both blocks', async () => {
+  const ours = await runWith(streamSimple, [read('minimal_shapes.sse')]);
+  const theirs = await runWith(piStreamSimple, [read('minimal_shapes.sse')]);
+  const deltas = (r) => r.events.filter((e) => e.assistantMessageEvent?.type?.endsWith('_delta')).map((e) => e.assistantMessageEvent.delta);
+  assert.deepEqual(deltas(ours), ['Thinking ', 'hard.', 'Hello ', 'there.']);
+  assert.deepEqual(deltas(theirs), []);
+  const answer = (r) => r.messages.find((m) => m.role === 'assistant').content;
+  assert.deepEqual(answer(ours).map((b) => b.thinking ?? b.text), ['Thinking hard.', 'Hello there.']);
+  assert.deepEqual(answer(theirs).map((b) => b.thinking ?? b.text), ['', '']);
+  // The ends carry the kept text, and everything else is as pi-ai has it.
+  const ends = (r) => r.events.filter((e) => e.assistantMessageEvent?.type?.endsWith('_end')).map((e) => e.assistantMessageEvent.content);
+  assert.deepEqual(ends(ours), ['Thinking hard.', 'Hello there.']);
+  const rest = (blocks) => blocks.map(({ thinking, text, ...other }) => other);
+  assert.deepEqual(rest(answer(ours)), rest(answer(theirs)));
 });
 
 test('responses: HTTP errors are worded as pi-ai words them, key redacted', async () => {
