@@ -15,7 +15,7 @@ import { generateConversation, runConversation } from './shared/agent-conversati
 
 const OURS = { Agent: ours.Agent, createAssistantMessageEventStream: ours.createAssistantMessageEventStream };
 const PI = { Agent: piCore.Agent, createAssistantMessageEventStream: piStream };
-const COUNT = Number(process.env.AGENT_CONVERSATIONS ?? 400);
+const COUNT = Number(process.env.AGENT_CONVERSATIONS ?? 1000);
 
 /** The record up to and including step `last`. */
 function upTo(record, last) {

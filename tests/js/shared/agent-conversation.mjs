@@ -4,7 +4,7 @@
 // resets. `runConversation(impl, conversation)` records what a caller can observe: every
 // event each step's first listener saw, state reads inside listeners, the state after each
 // step, the order prompt()/continue() and waitForIdle() settled in, and every stream request.
-import { rng, generate, normalize, scheduler, makeStreamFn, makeTools, makeHooks } from './scenario.mjs';
+import { rng, generate, normalize, scheduler, makeStreamFn, makeTools, makeHooks, aborting } from './scenario.mjs';
 
 const text = (t) => ({ type: 'text', text: t });
 const EVENT_TYPES = ['agent_start', 'turn_start', 'message_start', 'message_update', 'message_end', 'tool_execution_start',
@@ -39,11 +39,14 @@ export function generateConversation(seed) {
   }
   const listeners = [{ slow: r.chance(0.3) }];
   if (r.chance(0.4)) listeners.push({ slow: r.chance(0.5), throwAt: r.chance(0.25) ? r.pick(EVENT_TYPES) : undefined });
+  // The hooks an Agent takes that a conversation may abort in (then return, throw or reject).
+  const abortable = ['before', 'after', 'finish', 'nextTurn', 'prepareRequest', 'getApiKey', 'transformContext', 'convertToLlm'];
   return {
     seed,
     tools: base.tools,
     responses,
     hooks: base.hooks,
+    abort: { abortIn: abortable.includes(base.abortIn) ? base.abortIn : undefined, abortThen: base.abortThen },
     options: {
       systemPrompt: r.chance(0.5) ? 'You are terse.' : undefined,
       history: r.chance(0.2) ? r.pick(['system', 'exchange']) : undefined,
@@ -69,8 +72,12 @@ export async function runConversation(impl, conv) {
   const clock = scheduler();
   const responses = [...conv.responses];
   const streamFn = makeStreamFn(impl, responses, requests);
-  const tools = makeTools(conv.tools, toolLog, clock);
-  const hooks = makeHooks(conv.hooks);
+  let agent;
+  // A tool that steers mid-execution steers this Agent; a hook that aborts aborts it.
+  const tools = makeTools(conv.tools, toolLog, clock, (m) => agent.steer(m));
+  const abort = () => agent.abort();
+  const hooks = makeHooks(conv.hooks, conv.abort, abort);
+  const hook = (name, fn) => aborting(conv.abort, name, fn, abort);
   const o = conv.options;
   const history = o.history === 'system'
     ? [{ role: 'system', content: 'history system', timestamp: 0 }]
@@ -87,7 +94,7 @@ export async function runConversation(impl, conv) {
       return legacy();
     };
   }
-  const agent = new impl.Agent({
+  agent = new impl.Agent({
     initialState: {
       systemPrompt: o.systemPrompt,
       model: { id: 'test-model', api: 'test-api', provider: 'test-provider' },
@@ -97,16 +104,17 @@ export async function runConversation(impl, conv) {
     },
     streamFn,
     ...(o.defaultConvert ? {} : {
-      convertToLlm: (messages) => {
+      convertToLlm: hook('convertToLlm', (messages) => {
         if (conv.hooks.convertThrows) throw new TypeError('convertToLlm exploded');
         return messages.filter((m) => ['system', 'user', 'assistant', 'toolResult'].includes(m.role));
-      },
+      }),
     }),
+    ...(conv.abort.abortIn === 'transformContext' ? { transformContext: hook('transformContext', async (messages) => messages) } : {}),
     ...(o.steeringMode ? { steeringMode: o.steeringMode } : {}),
     ...(o.followUpMode ? { followUpMode: o.followUpMode } : {}),
     ...(o.toolExecution ? { toolExecution: o.toolExecution } : {}),
     ...hooks,
-    ...(conv.hooks.getApiKey !== undefined ? { getApiKey: async () => conv.hooks.getApiKey } : {}),
+    ...(conv.hooks.getApiKey !== undefined || conv.abort.abortIn === 'getApiKey' ? { getApiKey: hook('getApiKey', async () => conv.hooks.getApiKey) } : {}),
   });
 
   const record = { events: [], reads: [], busy: [], order: [], states: [], requests, toolLog };

@@ -3,6 +3,14 @@
 // stream function, tools and hooks from it and records what an observer can see: every
 // event (as JSON at emit time), what each stream-function call received, and the returned
 // messages or the rejection.
+//
+// The shapes drawn include the ones that once broke the order of events (issue 13):
+// executes that throw or return synchronously in a parallel batch, onUpdate called
+// synchronously and followed by a queue call, a listener that throws synchronously at an
+// update, the signal aborted inside each hook which then returns, throws (an Error or a
+// string) or rejects, a stream function that throws or rejects, and contexts without
+// tools or with keys the loop does not read. Run more with DIFFERENTIAL_SCENARIOS=10000
+// (differential.test.mjs) and AGENT_CONVERSATIONS=2000 (agent-differential.test.mjs).
 
 /** mulberry32: a small deterministic PRNG. */
 export function rng(seed) {
@@ -51,7 +59,8 @@ export function generate(seed) {
     // Tools settle in the order of this rank (see `scheduler`), not of an implementation's
     // microtask count.
     delay: r.pick([1, 3, 6]),
-    behavior: name === 'stop' ? 'terminate' : r.pick(['echo', 'echo', 'throw', 'throwString', 'isError', 'updates', 'noContent', 'rejectUndefined']),
+    behavior: name === 'stop' ? 'terminate' : r.pick(['echo', 'echo', 'throw', 'throwString', 'isError', 'updates', 'noContent', 'rejectUndefined',
+      'syncThrow', 'syncValue', 'updateThenQueue', 'catchUpdate']),
     prepare: name === 'write' && r.chance(0.3),
   }));
   const responses = [];
@@ -100,6 +109,17 @@ export function generate(seed) {
     abortAt: r.chance(0.12) ? r.pick(['tool_execution_start', 'message_end', 'turn_start']) : undefined,
     throwAt: r.chance(0.05) ? r.pick(['turn_start', 'message_update', 'tool_execution_end', 'turn_end', 'agent_end']) : undefined,
     continueRun: r.chance(0.1),
+    // Drawn last, so the draws above are what they were for each seed.
+    // The signal aborts inside one hook, which then returns, throws or rejects.
+    abortIn: r.chance(0.2) ? r.pick(['before', 'after', 'finish', 'nextTurn', 'prepareRequest', 'transformContext', 'getApiKey',
+      'convertToLlm', 'getSteeringMessages', 'getFollowUpMessages']) : undefined,
+    abortThen: r.pick(['return', 'throw', 'reject', 'throwString', 'rejectUndefined']),
+    // Optional context fields absent, undefined, or joined by keys the loop does not read.
+    contextShape: r.chance(0.25) ? r.pick(['noTools', 'toolsUndefined', 'extraKeys']) : undefined,
+    // A listener that throws synchronously at a tool update (the throw reaches the tool).
+    updateThrows: r.chance(0.05),
+    // The stream function fails on its n-th call: a synchronous throw or a rejected Promise.
+    streamFails: r.chance(0.05) ? { nth: r.int(3), how: r.pick(['throw', 'reject', 'throwString']) } : undefined,
   };
 }
 
@@ -223,8 +243,12 @@ export function makeStreamFn(impl, responses, requests) {
   };
 }
 
-/** The scenario's tools from their specs; executions are logged and released by `clock`. */
-export function makeTools(specs, log, clock) {
+/**
+ * The scenario's tools from their specs; executions are logged and released by `clock`.
+ * `queue(message)` is what a tool calls to steer mid-execution (the Agent's `steer`, or a
+ * push onto the loop's steering source).
+ */
+export function makeTools(specs, log, clock, queue = () => {}) {
   return specs.map((t) => ({
     name: t.name,
     label: t.name,
@@ -232,29 +256,85 @@ export function makeTools(specs, log, clock) {
     parameters: PARAMS[t.name],
     ...(t.mode ? { executionMode: t.mode } : {}),
     ...(t.prepare ? { prepareArguments: (raw) => (raw && typeof raw.lines === 'string' ? { ...raw, lines: [raw.lines] } : raw) } : {}),
-    async execute(id, args, signal, onUpdate) {
-      log.push(`execute ${id}`);
-      if (t.behavior === 'updates') onUpdate({ content: [text('25%')], details: {} });
-      await clock.wait(t.delay);
-      switch (t.behavior) {
-        case 'throw': throw new Error(`${t.name} failed`);
-        case 'throwString': throw `${t.name} threw a string`;
-        case 'rejectUndefined': return Promise.reject(undefined);
-        case 'isError': return { content: [text('soft failure')], details: { code: 7 }, isError: true };
-        case 'noContent': return { details: { only: 'details' } };
-        case 'terminate': return { content: [text('stopping')], details: {}, terminate: true };
-        case 'updates':
-          onUpdate({ content: [text('75%')], details: {} });
-          return { content: [text(`done ${JSON.stringify(args)}`)], details: {} };
-        default: return { content: [text(JSON.stringify(args))], details: { id } };
+    execute: (id, args, signal, onUpdate) => {
+      // Synchronous shapes first: a plain function that throws or returns at once.
+      if (t.behavior === 'syncThrow') {
+        log.push(`execute ${id}`);
+        throw new Error(`${t.name} failed synchronously`);
       }
+      if (t.behavior === 'syncValue') {
+        log.push(`execute ${id}`);
+        return { content: [text(`at once ${JSON.stringify(args)}`)], details: {} };
+      }
+      return runTool(t, id, args, onUpdate, log, clock, queue);
     },
   }));
 }
 
+async function runTool(t, id, args, onUpdate, log, clock, queue) {
+  log.push(`execute ${id}`);
+  if (t.behavior === 'updateThenQueue') {
+    // An update, then a queue call, before the tool's first await.
+    onUpdate({ content: [text('halfway')], details: {} });
+    log.push(`after update ${id}`);
+    queue({ role: 'user', content: [text(`steered by ${id}`)], timestamp: 5 });
+  }
+  if (t.behavior === 'catchUpdate') {
+    try {
+      onUpdate({ content: [text('maybe')], details: {} });
+    } catch (e) {
+      log.push(`update threw in ${id}: ${e?.message}`);
+    }
+  }
+  if (t.behavior === 'updates') onUpdate({ content: [text('25%')], details: {} });
+  await clock.wait(t.delay);
+  switch (t.behavior) {
+    case 'throw': throw new Error(`${t.name} failed`);
+    case 'throwString': throw `${t.name} threw a string`;
+    case 'rejectUndefined': return Promise.reject(undefined);
+    case 'isError': return { content: [text('soft failure')], details: { code: 7 }, isError: true };
+    case 'noContent': return { details: { only: 'details' } };
+    case 'terminate': return { content: [text('stopping')], details: {}, terminate: true };
+    case 'updates':
+      onUpdate({ content: [text('75%')], details: {} });
+      return { content: [text(`done ${JSON.stringify(args)}`)], details: {} };
+    default: return { content: [text(JSON.stringify(args))], details: { id } };
+  }
+}
+
+/**
+ * `fn` as the hook `name`, unless the scenario aborts in it: then its first call aborts
+ * through `abort()` and returns what `fn` returns, throws synchronously, or rejects.
+ */
+export function aborting(scenario, name, fn, abort) {
+  if (scenario.abortIn !== name) return fn;
+  let done = false;
+  return (...args) => {
+    if (done) return fn(...args);
+    done = true;
+    abort();
+    if (scenario.abortThen === 'throw') throw new Error(`${name} failed after abort`);
+    if (scenario.abortThen === 'reject') return Promise.reject(new Error(`${name} rejected after abort`));
+    if (scenario.abortThen === 'throwString') throw `${name} threw a string after abort`;
+    if (scenario.abortThen === 'rejectUndefined') return Promise.reject(undefined);
+    return fn(...args);
+  };
+}
+
+const HOOK_NAMES = { before: 'beforeToolCall', after: 'afterToolCall', finish: 'finishTurn', nextTurn: 'prepareNextTurn', prepareRequest: 'prepareRequest' };
+
 /** The scenario's tool and turn hooks (`before`, `after`, `finish`, `nextTurn`,
- * `prepareRequest`), each with its own state. */
-export function makeHooks(h) {
+ * `prepareRequest`), each with its own state; with `scenario`, the one it aborts in. */
+export function makeHooks(h, scenario = {}, abort = () => {}) {
+  const config = makeHookFunctions(h);
+  for (const [key, name] of Object.entries(HOOK_NAMES)) {
+    if (scenario.abortIn !== key) continue;
+    config[name] = aborting(scenario, key, config[name] ?? (async () => undefined), abort);
+  }
+  return config;
+}
+
+function makeHookFunctions(h) {
   const config = {};
   let turns = 0;
   let continued = false;
@@ -315,30 +395,52 @@ export async function runScenario(impl, scenario) {
   const followUps = scenario.hooks.followUps ? clone(scenario.hooks.followUps) : undefined;
   const clock = scheduler();
 
-  const streamFn = makeStreamFn(impl, responses, requests);
+  const scripted = makeStreamFn(impl, responses, requests);
+  let streamCalls = 0;
+  const fails = scenario.streamFails;
+  const streamFn = (...args) => {
+    if (fails && streamCalls++ === fails.nth) {
+      if (fails.how === 'throw') throw new Error('stream function threw');
+      if (fails.how === 'throwString') throw 'stream function threw a string';
+      return Promise.reject(new Error('stream function rejected'));
+    }
+    return scripted(...args);
+  };
 
-  const tools = makeTools(scenario.tools, log, clock);
+  // Messages a tool steers with mid-execution join the next steering poll.
+  const steered = [];
+  const tools = makeTools(scenario.tools, log, clock, (m) => steered.push(m));
 
   const h = scenario.hooks;
+  const abort = () => controller.abort();
+  const hook = (name, fn) => aborting(scenario, name, fn, abort);
+  const pollSteering = steering || scenario.tools.some((t) => t.behavior === 'updateThenQueue');
   const config = {
     model: { id: 'test-model', api: 'test-api', provider: 'test-provider' },
-    convertToLlm: (messages) => {
+    convertToLlm: hook('convertToLlm', (messages) => {
       if (h.convertThrows) throw new TypeError('convertToLlm exploded');
       return messages.filter((m) => ['system', 'user', 'assistant', 'toolResult'].includes(m.role));
-    },
+    }),
     ...(scenario.toolExecution ? { toolExecution: scenario.toolExecution } : {}),
     ...(scenario.reasoning ? { reasoning: scenario.reasoning } : {}),
     ...(scenario.apiKey ? { apiKey: scenario.apiKey } : {}),
-    ...(h.getApiKey !== undefined ? { getApiKey: async () => h.getApiKey } : {}),
-    ...(h.transformContext ? { transformContext: async (messages) => messages.filter((m) => m.role !== 'system' || m.toolsAdded) } : {}),
-    ...(steering ? { getSteeringMessages: async () => steering.shift() ?? [] } : {}),
-    ...(followUps ? { getFollowUpMessages: async () => followUps.shift() ?? [] } : {}),
+    ...(h.getApiKey !== undefined || scenario.abortIn === 'getApiKey' ? { getApiKey: hook('getApiKey', async () => h.getApiKey) } : {}),
+    ...(h.transformContext || scenario.abortIn === 'transformContext'
+      ? { transformContext: hook('transformContext', async (messages) => messages.filter((m) => m.role !== 'system' || m.toolsAdded)) } : {}),
+    ...(pollSteering || scenario.abortIn === 'getSteeringMessages'
+      ? { getSteeringMessages: hook('getSteeringMessages', async () => [...(steering?.shift() ?? []), ...steered.splice(0)]) } : {}),
+    ...(followUps || scenario.abortIn === 'getFollowUpMessages' ? { getFollowUpMessages: hook('getFollowUpMessages', async () => followUps?.shift() ?? []) } : {}),
   };
-  Object.assign(config, makeHooks(h));
+  Object.assign(config, makeHooks(h, scenario, abort));
 
   let aborted = false;
-  const emit = async (event) => {
+  const emit = (event) => {
     events.push(normalize(event));
+    // Synchronously: the throw reaches the tool that called onUpdate (L-106).
+    if (scenario.updateThrows && event.type === 'tool_execution_update') throw new Error('listener refused the update');
+    return emitLater(event);
+  };
+  const emitLater = async (event) => {
     if (scenario.throwAt === event.type) throw new Error(`listener failed at ${event.type}`);
     if (!aborted && scenario.abortAt === event.type) {
       aborted = true;
@@ -347,6 +449,9 @@ export async function runScenario(impl, scenario) {
   };
 
   const context = { messages: clone(scenario.context), tools };
+  if (scenario.contextShape === 'noTools') delete context.tools;
+  if (scenario.contextShape === 'toolsUndefined') context.tools = undefined;
+  if (scenario.contextShape === 'extraKeys') Object.assign(context, { systemPrompt: 'ignored by the loop', sessionTag: { id: 7 } });
   let outcome;
   try {
     const messages = scenario.continueRun
