@@ -281,11 +281,14 @@ function updater(emit, inner) {
 /**
  * Sets a partial's top-level fields. pi-ai's Anthropic provider updates `usage` (and its
  * `cost`) in place, so copies of the message made earlier in the stream show the final
- * usage; the other providers replace the object. The copy does as its provider does.
+ * usage; so does its Responses provider when the response reports no usage (the cost is
+ * computed on the first object; a reported usage is a new object, with `reasoning`). The
+ * other cases replace the object. The copy does as its provider does.
  */
 function assignMeta(partial, metaJson) {
   const meta = JSON.parse(metaJson);
-  if (partial.api === 'anthropic-messages' && meta.usage && partial.usage) {
+  const inPlace = partial.api === 'anthropic-messages' || (partial.api === 'openai-responses' && !('reasoning' in (meta.usage ?? {})));
+  if (inPlace && meta.usage && partial.usage) {
     const { cost, ...counts } = meta.usage;
     Object.assign(partial.usage, counts);
     if (cost && partial.usage.cost) Object.assign(partial.usage.cost, cost);
