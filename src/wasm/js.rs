@@ -18,7 +18,8 @@ use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
+
+use super::settle::Settling;
 
 use crate::error::Thrown;
 
@@ -193,7 +194,7 @@ async fn settle_with(v: JsValue, yield_plain: bool) -> Result<JsValue, Thrown> {
         }
         return Ok(v);
     }
-    JsFuture::from(awaitable(&v, &then)?).await.map_err(thrown)
+    Settling::new(&awaitable(&v, &then)?).await.map_err(thrown)
 }
 
 /// What an emit left to await, as pi's `Promise.resolve(v)` made now: a `then` getter runs
@@ -211,13 +212,13 @@ pub fn pending(
     if !then.is_function() {
         return Ok(futures::future::ready(Ok(())).boxed_local());
     }
-    let future = JsFuture::from(awaitable(&v, &then)?);
+    let future = Settling::new(&awaitable(&v, &then)?);
     Ok(async move { future.await.map(|_| ()).map_err(thrown) }.boxed_local())
 }
 
 /// One microtask.
 pub async fn tick() {
-    let _ = JsFuture::from(js_sys::Promise::resolve(&JsValue::UNDEFINED)).await;
+    let _ = Settling::new(&js_sys::Promise::resolve(&JsValue::UNDEFINED)).await;
 }
 
 thread_local! {
@@ -246,7 +247,7 @@ pub fn from_entries(value: &JsValue) -> Result<Option<Value>, String> {
 }
 
 /// A native Promise that settles as `await v` (a thenable whose `then` is `then`), on which
-/// `JsFuture` may call `then` safely: `Promise.resolve(v)` is a fresh Promise unless `v` is
+/// [`Settling`] may call `then` safely: `Promise.resolve(v)` is a fresh Promise unless `v` is
 /// itself a native Promise, returned as is. Such a Promise with its own `then` is awaited
 /// as `await` does, through `Promise.prototype.then`, never through its own.
 fn awaitable(v: &JsValue, then: &JsValue) -> Result<Promise, Thrown> {

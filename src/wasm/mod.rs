@@ -8,6 +8,7 @@ mod fetch;
 mod hooks;
 mod host;
 mod js;
+mod settle;
 mod sse;
 mod stream_fn;
 mod table;
