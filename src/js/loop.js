@@ -335,7 +335,28 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
-const GLUE = { openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError, redact };
+/** The core's event types, by the index the core passes (event.rs AGENT_EVENT_TYPES). */
+const EVENT_TYPES = ['agent_start', 'turn_start', 'message_start', 'message_update', 'message_end', 'tool_execution_start',
+  'tool_execution_update', 'tool_execution_end', 'turn_end', 'agent_end'];
+
+/** Builds pi's event of `EVENT_TYPES[kind]` from its fields, keys in pi's order, and
+ * returns `emit(event)`: the one crossing per event the core makes (host.rs `deliver`). */
+function emitEvent(emit, kind, a, b, c, d, e) {
+  const type = EVENT_TYPES[kind];
+  switch (kind) {
+    case 2: case 4: return emit({ type, message: a });
+    case 5: return emit({ type, toolCallId: a, toolName: b, args: c });
+    case 6: return emit({ type, toolCallId: a, toolName: b, args: c, partialResult: d });
+    case 7: return emit(e === undefined
+      ? { type, toolCallId: a, toolName: b, result: c, isError: d }
+      : { type, toolCallId: a, toolName: b, result: c, isError: d, durationMs: e });
+    case 8: return emit({ type, message: a, toolResults: b });
+    case 9: return emit({ type, messages: a });
+    default: return emit({ type });
+  }
+}
+
+const GLUE = { emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

@@ -172,6 +172,7 @@ pub async fn run_loop(
     };
     let sink = JsSink {
         apply_update: updater(&glue, &emit, false)?,
+        glue: glue.clone().unchecked_into(),
         emit,
         table: table.clone(),
         updates,
@@ -319,6 +320,7 @@ pub async fn stream_once(
     )?;
     let sink = JsSink {
         apply_update: updater(&glue, &push, true)?,
+        glue: glue.clone().unchecked_into(),
         emit: push.clone(),
         table: table.clone(),
         updates: Default::default(),

@@ -10,7 +10,7 @@ use js_sys::Function;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::{call, get, pending, settle};
+use super::js::{get, pending, settle};
 use super::table::Table;
 use crate::agent::validate::Patterns;
 use crate::error::Thrown;
@@ -77,6 +77,8 @@ impl Patterns for JsPatterns {
 /// Delivers events to the caller's `emit(event)`, building pi's event objects.
 pub struct JsSink {
     pub emit: Function,
+    /// The glue object, whose `emitEvent` builds and delivers events.
+    pub glue: Glue,
     pub table: Rc<Table>,
     /// Glue `updater(emit)`'s function `(partial, type, index, delta, blockJson, headJson,
     /// changesJson, metaJson)`: applies one streamed change to the JS copy of a Rust stream's
@@ -278,73 +280,89 @@ fn changes_json(changes: &[crate::stream::Change]) -> String {
     crate::json::stringify(&Value::Array(list))
 }
 
-fn obj(kind: &'static str) -> JsValue {
-    let o = js_sys::Object::new();
-    super::js::set(&o, "type", &super::js::key(kind));
-    o.into()
+#[wasm_bindgen]
+extern "C" {
+    /// The glue object of src/js/loop.js.
+    pub type Glue;
+
+    /// `glue.emitEvent(emit, kind, a, b, c, d, e)`: builds pi's event object of kind
+    /// `AGENT_EVENT_TYPES[kind]` from its fields in pi's key order and returns
+    /// `emit(event)`: one crossing per event. A throw (the sink's) is `Err`.
+    #[wasm_bindgen(method, catch, js_name = emitEvent)]
+    #[allow(clippy::too_many_arguments)]
+    fn emit_event(
+        this: &Glue,
+        emit: &Function,
+        kind: u32,
+        a: &JsValue,
+        b: &JsValue,
+        c: &JsValue,
+        d: &JsValue,
+        e: &JsValue,
+    ) -> Result<JsValue, JsValue>;
 }
 
-/// pi's event object for `event`.
-fn build(t: &Table, event: &AgentEvent) -> JsValue {
-    use super::js::set;
-    {
-        let o = obj(event.kind());
-        match event {
-            AgentEvent::AgentStart | AgentEvent::TurnStart => {}
-            AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
-                set(&o, "message", &t.to_js(message));
-            }
-            AgentEvent::MessageUpdate { .. } => {
-                // Only Rust-made streams reach this sink (JS streams' updates are emitted by
-                // the glue), and `emit` sends them through `update`.
-            }
-            AgentEvent::ToolExecutionStart {
-                tool_call_id,
-                tool_name,
-                args,
-            } => {
-                set(&o, "toolCallId", &super::js::js_str(tool_call_id));
-                set(&o, "toolName", &super::js::js_str(tool_name));
-                set(&o, "args", &t.to_js(args));
-            }
-            AgentEvent::ToolExecutionUpdate {
-                tool_call_id,
-                tool_name,
-                args,
-                partial_result,
-            } => {
-                set(&o, "toolCallId", &super::js::js_str(tool_call_id));
-                set(&o, "toolName", &super::js::js_str(tool_name));
-                set(&o, "args", &t.to_js(args));
-                set(&o, "partialResult", &t.to_js(partial_result));
-            }
-            AgentEvent::ToolExecutionEnd {
-                tool_call_id,
-                tool_name,
-                result,
-                is_error,
-                duration_ms,
-            } => {
-                set(&o, "toolCallId", &super::js::js_str(tool_call_id));
-                set(&o, "toolName", &super::js::js_str(tool_name));
-                set(&o, "result", &t.to_js(result));
-                set(&o, "isError", &JsValue::from_bool(*is_error));
-                if let Some(d) = duration_ms {
-                    set(&o, "durationMs", &JsValue::from_f64(*d));
-                }
-            }
-            AgentEvent::TurnEnd {
-                message,
-                tool_results,
-            } => {
-                set(&o, "message", &t.to_js(message));
-                set(&o, "toolResults", &t.array(tool_results));
-            }
-            AgentEvent::AgentEnd { messages } => {
-                set(&o, "messages", &t.array(messages));
-            }
+/// Calls the sink `emit` with pi's event object for `event` (not a `message_update`, which
+/// goes through the update path); returns what `emit` returned.
+fn deliver(t: &Table, glue: &Glue, emit: &Function, event: &AgentEvent) -> Result<JsValue, Thrown> {
+    use super::js::js_str;
+    let u = JsValue::UNDEFINED;
+    let kind = crate::event::AGENT_EVENT_TYPES
+        .iter()
+        .position(|k| *k == event.kind())
+        .unwrap_or(0) as u32;
+    let call = |a: &JsValue, b: &JsValue, c: &JsValue, d: &JsValue, e: &JsValue| {
+        glue.emit_event(emit, kind, a, b, c, d, e)
+            .map_err(super::js::thrown)
+    };
+    match event {
+        AgentEvent::AgentStart | AgentEvent::TurnStart | AgentEvent::MessageUpdate { .. } => {
+            call(&u, &u, &u, &u, &u)
         }
-        o
+        AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
+            call(&t.to_js(message), &u, &u, &u, &u)
+        }
+        AgentEvent::ToolExecutionStart {
+            tool_call_id,
+            tool_name,
+            args,
+        } => call(
+            &js_str(tool_call_id),
+            &js_str(tool_name),
+            &t.to_js(args),
+            &u,
+            &u,
+        ),
+        AgentEvent::ToolExecutionUpdate {
+            tool_call_id,
+            tool_name,
+            args,
+            partial_result,
+        } => call(
+            &js_str(tool_call_id),
+            &js_str(tool_name),
+            &t.to_js(args),
+            &t.to_js(partial_result),
+            &u,
+        ),
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id,
+            tool_name,
+            result,
+            is_error,
+            duration_ms,
+        } => call(
+            &js_str(tool_call_id),
+            &js_str(tool_name),
+            &t.to_js(result),
+            &JsValue::from_bool(*is_error),
+            &duration_ms.map(JsValue::from_f64).unwrap_or(u.clone()),
+        ),
+        AgentEvent::TurnEnd {
+            message,
+            tool_results,
+        } => call(&t.to_js(message), &t.array(tool_results).into(), &u, &u, &u),
+        AgentEvent::AgentEnd { messages } => call(&t.array(messages).into(), &u, &u, &u, &u),
     }
 }
 
@@ -498,7 +516,7 @@ impl EventSink for JsSink {
         };
         let returned = match update {
             Some(returned) => returned,
-            None => call(&self.emit, &[&build(&self.table, &event)]),
+            None => deliver(&self.table, &self.glue, &self.emit, &event),
         };
         Box::pin(async move {
             settle(returned?).await?;
@@ -508,9 +526,10 @@ impl EventSink for JsSink {
 
     fn emitter(&self) -> Emitter {
         let emit = self.emit.clone();
+        let glue: Glue = JsValue::clone(&self.glue).unchecked_into();
         let table = Rc::downgrade(&self.table);
         Rc::new(move |event| match table.upgrade() {
-            Some(table) => pending(call(&emit, &[&build(&table, &event)])?),
+            Some(table) => pending(deliver(&table, &glue, &emit, &event)?),
             // The run is over: nothing is listening.
             None => Ok(Box::pin(async { Ok(()) })),
         })
