@@ -10,9 +10,10 @@ mod common;
 
 use std::rc::Rc;
 
+use common::event_stream::AgentEventStream;
 use common::*;
 use futures::executor::block_on;
-use pi_agent_wasm::agent::{run_agent_loop, run_tool_call, AgentEventStream, ToolEnv};
+use pi_agent_wasm::agent::{run_agent_loop, run_tool_call, ToolEnv};
 use pi_agent_wasm::error::Thrown;
 use pi_agent_wasm::io::*;
 use serde_json::{json, Value};

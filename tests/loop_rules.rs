@@ -11,9 +11,10 @@ mod common;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use common::event_stream::AgentEventStream;
 use common::*;
 use futures::executor::block_on;
-use pi_agent_wasm::agent::{run_agent_loop, AgentEventStream};
+use pi_agent_wasm::agent::run_agent_loop;
 use pi_agent_wasm::event::{AgentEvent, AssistantMessageEvent};
 use pi_agent_wasm::io::*;
 use pi_agent_wasm::message::StopReason;

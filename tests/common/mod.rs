@@ -10,6 +10,8 @@
     clippy::panic
 )]
 
+pub mod event_stream;
+
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;

@@ -1,10 +1,11 @@
-//! The observational event stream behind `agentLoop`/`agentLoopContinue` (L-17, L-31):
-//! the run pushes events without waiting for the consumer; the consumer pulls them in order
-//! and reads the run's result.
+//! A test double of the observational event stream behind `agentLoop`/`agentLoopContinue`
+//! (L-17, L-31), which the package implements in JS (src/js/loop.js `observe`): the run
+//! pushes events without waiting for the consumer; the consumer pulls them in order and
+//! reads the run's result. Native tests drive the core through it.
 //!
-//! Improvement over pi (L-32, L-171): when the run rejects, pi's stream never completes and
-//! its consumers hang. Here the stream ends: `next()` yields the error after the events
-//! already pushed, and `result()` resolves with the error. Depends on `io` and `event`.
+//! As the JS one (L-32, L-171, better than pi, whose stream never completes when the run
+//! rejects): `next()` yields the error after the events already pushed, and `result()`
+//! resolves with the error.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -13,10 +14,10 @@ use std::task::{Poll, Waker};
 
 use futures::future::poll_fn;
 
-use crate::error::Result;
-use crate::event::AgentEvent;
-use crate::io::{Emitter, EventSink, HostFuture};
-use crate::message::AgentMessage;
+use pi_agent_wasm::error::Result;
+use pi_agent_wasm::event::AgentEvent;
+use pi_agent_wasm::io::{Emitter, EventSink, HostFuture};
+use pi_agent_wasm::message::AgentMessage;
 
 #[derive(Default)]
 struct State {
