@@ -493,9 +493,13 @@ impl JsSink {
             _ => (JsValue::UNDEFINED, JsValue::UNDEFINED),
         };
         let delta_arg = delta.map_or(JsValue::UNDEFINED, super::js::js_str);
+        // No borrow is held while the sink runs: it is the caller's code, and may re-enter.
+        let js_partial = s.partial.clone();
+        drop(state);
+        drop(p);
         let rendered = self.apply_update.call8(
             &JsValue::UNDEFINED,
-            &s.partial,
+            &js_partial,
             &super::js::key(event.kind()),
             &JsValue::from_f64(index as f64),
             &delta_arg,
