@@ -134,15 +134,12 @@ pub fn parse_json(bytes: &[u8]) -> Option<Deep> {
     }
     let parse = || {
         // JS strings may hold lone surrogates, which serde_json refuses: they are read in the
-        // product's private encoding (json::prepare) so that both sides compare alike. A text
-        // past the product's depth limit has its own bound above and is read as it is.
+        // product's private encoding (json::prepare) so that both sides compare alike.
+        // A message wraps its deepest values in levels of its own, so the limit is the
+        // harness's, not the product's.
         let text = std::str::from_utf8(bytes).ok()?;
-        let prepared = pi_agent_wasm::json::prepare(text)
-            .unwrap_or(std::borrow::Cow::Borrowed(text));
-        let mut de = serde_json::Deserializer::from_str(&prepared);
-        de.disable_recursion_limit();
-        let v: Value = serde::Deserialize::deserialize(&mut de).ok()?;
-        de.end().ok()?;
+        let extra = known::HARNESS_MAX_DEPTH.saturating_sub(pi_agent_wasm::json::MAX_DEPTH);
+        let v: Value = pi_agent_wasm::json::parse_wrapped(text, extra).ok()?;
         Some(Deep::new(v))
     };
     if depth > SHALLOW {

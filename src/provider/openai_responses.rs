@@ -168,7 +168,9 @@ impl ResponsesDecoder {
                 // Untrusted: a call's name is always a string.
                 b.insert("name".into(), str_of(item, "name").unwrap_or("").into());
                 b.insert("arguments".into(), Value::Object(Map::new()));
-                if let Some(ns) = item.get("namespace") {
+                // Untrusted: a namespace that is no string is left out (pi-ai copies any value,
+                // which no pi message can hold).
+                if let Some(ns) = item.get("namespace").filter(|n| n.is_string()) {
                     b.insert("namespace".into(), ns.clone());
                 }
                 (Kind::ToolCall, Value::Object(b))
@@ -536,7 +538,7 @@ impl ResponsesDecoder {
                     Some(slot) => slot.args.finish(&self.partial, block),
                     None => Value::Null,
                 };
-                if let Some(ns) = item.get("namespace") {
+                if let Some(ns) = item.get("namespace").filter(|n| n.is_string()) {
                     self.edit(block, |b| b.insert("namespace".into(), ns.clone()));
                     if let Value::Object(o) = &mut tool_call {
                         o.insert("namespace".into(), ns.clone());
