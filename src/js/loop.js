@@ -435,7 +435,10 @@ function agentStream() {
  * rejects ends the stream with its error instead of leaving consumers waiting (L-32). */
 function observe(run) {
   const stream = agentStream();
-  run((event) => {
+  // As pi's `async (event) => { stream.push(event) }`: the loop awaits the Promise, so a
+  // consumer waiting on the stream sees each event before the loop goes on (and can abort
+  // in time for the next hook or request).
+  run(async (event) => {
     stream.push(event);
   }).then(
     (messages) => stream.end(messages),

@@ -163,3 +163,25 @@ test('e (L-38, L-106): runToolCall with an onUpdate that throws synchronously, o
     });
   }
 });
+
+test('L-31: an agentLoop consumer that aborts on an event is in time for the next step, as in pi (each event is awaited)', async () => {
+  for (const at of ['agent_start', 'turn_start', 'tool_execution_start']) {
+    await same(async (impl) => {
+      const controller = new AbortController();
+      const seen = { prepareRequest: [], results: [] };
+      const t = (name) => tool(name, async () => ok);
+      const config = {
+        model, convertToLlm: (m) => m,
+        prepareRequest: (_request, signal) => { seen.prepareRequest.push(signal.aborted); },
+      };
+      const stream = impl.agentLoop([user], { messages: [], tools: [t('a'), t('b')] }, config, controller.signal,
+        scriptedStream(impl, [assistant([call('c1', 'a'), call('c2', 'b')], 'toolUse')]));
+      for await (const e of stream) {
+        if (e.type === at) controller.abort();
+        if (e.type === 'tool_execution_end') seen.results.push(e.result.content[0]?.text);
+      }
+      const messages = await stream.result();
+      return { ...seen, stopReason: messages.at(-1).stopReason };
+    });
+  }
+});
