@@ -218,8 +218,17 @@ async fn execute(
 }
 
 /// `Promise.all` over a tool's pending update emits: the first that fails, else done.
+/// Like pi's, a non-empty list takes one more turn than an empty one, even when every
+/// emit already settled: so a tool that sent updates ends after one that sent none and
+/// settled at the same time, in pi's order (L-92).
 async fn all(mut emits: Vec<HostFuture<'static, ()>>) -> HostResult<()> {
+    let mut yielded = emits.is_empty();
     futures::future::poll_fn(|cx| {
+        if !yielded {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            return std::task::Poll::Pending;
+        }
         let mut failed = None;
         emits.retain_mut(|f| match f.poll_unpin(cx) {
             std::task::Poll::Pending => true,

@@ -209,10 +209,14 @@ pub fn pending(
     } else {
         JsValue::UNDEFINED
     };
-    if !then.is_function() {
-        return Ok(futures::future::ready(Ok(())).boxed_local());
-    }
-    let future = Settling::new(&awaitable(&v, &then)?);
+    // A plain value is awaited as the resolved Promise pi's `Promise.resolve(v)` makes: the
+    // turns it takes decide when the tool's end comes relative to other tools' (L-92).
+    let promise = if then.is_function() {
+        awaitable(&v, &then)?
+    } else {
+        Promise::resolve(&v)
+    };
+    let future = Settling::new(&promise);
     Ok(async move { future.await.map(|_| ()).map_err(thrown) }.boxed_local())
 }
 

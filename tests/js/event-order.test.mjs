@@ -185,3 +185,26 @@ test('L-31: an agentLoop consumer that aborts on an event is in time for the nex
     });
   }
 });
+
+test('L-92, L-106: in a parallel batch a tool that sent updates ends after the pending update emits, as pi awaits them', async () => {
+  const shapes = {
+    plain: () => ok,
+    syncThrow: () => { throw new Error('sync'); },
+    updThenAsync: async (id, args, signal, u) => { u({ content: [text('p')], details: {} }); return ok; },
+    updThenPlain: (id, args, signal, u) => { u({ content: [text('p')], details: {} }); return ok; },
+    updThenThrow: (id, args, signal, u) => { u({ content: [text('p')], details: {} }); throw new Error('after update'); },
+  };
+  const names = Object.keys(shapes);
+  for (const first of names) {
+    for (const second of names) {
+      await same(async (impl) => {
+        const ends = [];
+        const tools = [tool('a', shapes[first]), tool('b', shapes[second])];
+        await impl.runAgentLoop([user], { messages: [], tools }, { model, convertToLlm: (m) => m },
+          (e) => { if (e.type === 'tool_execution_end') ends.push(`${e.toolName}:${e.result.content[0]?.text}`); },
+          undefined, scriptedStream(impl, [assistant([call('c1', 'a'), call('c2', 'b')], 'toolUse')]));
+        return { first, second, ends };
+      });
+    }
+  }
+});
