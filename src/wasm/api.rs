@@ -217,6 +217,20 @@ pub async fn run_tool_call_js(
     let call_rc = table
         .to_rust(&tool_call, "toolCall")
         .map_err(|e| js_error("invalid_input", &e))?;
+    // pi's `tools = context.tools ?? []` when `options.tools` is undefined.
+    let tools = if tools.is_undefined() {
+        if context.is_undefined() || context.is_null() {
+            let message = if context.is_null() {
+                "Cannot read properties of null (reading 'tools')"
+            } else {
+                "Cannot read properties of undefined (reading 'tools')"
+            };
+            return Err(js_sys::TypeError::new(message).into());
+        }
+        read(&context, "tools").map_err(thrown_to_js)?
+    } else {
+        tools
+    };
     let tools_ctx = {
         let o = Object::new();
         set(&o, "messages", &js_sys::Array::new());

@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::error::js_error;
-use super::js::{call_method, call_with, describe, key, read, set, settle, to_json};
+use super::js::{call_with, describe, key, read, set, settle, to_json};
 use super::table::Table;
 use super::tools::JsTool;
 use crate::agent::hook_values;
@@ -237,7 +237,15 @@ impl Hooks for JsHooks {
         messages: &'a [AgentMessage],
     ) -> HostFuture<'a, Vec<AgentMessage>> {
         let arr = self.table.array(messages);
-        let returned = call_method(&self.config, "convertToLlm", &[&arr]);
+        // Required: pi calls it unchecked, so a missing one is its TypeError.
+        let returned = super::js::read(&self.config, "convertToLlm").and_then(|f| {
+            match f.dyn_into::<js_sys::Function>() {
+                Ok(f) => call_with(&f, &self.config, &[&arr]),
+                Err(_) => Err(super::js::thrown(
+                    js_sys::TypeError::new("config.convertToLlm is not a function").into(),
+                )),
+            }
+        });
         Box::pin(async move {
             let v = settle(returned?).await?;
             js_messages(&self.table, "convertToLlm", &v)

@@ -208,3 +208,20 @@ test('L-92, L-106: in a parallel batch a tool that sent updates ends after the p
     }
   }
 });
+
+test('L-38: runToolCall without options.tools looks the tool up in options.context.tools, as pi\'s default does', async () => {
+  const t = tool('a', async () => ok);
+  for (const options of [{ context: { messages: [], tools: [t] } }, { context: { messages: [] } }, { context: { messages: [], tools: null } }, {}, { context: null }, { tools: undefined, context: { tools: [t] } }]) {
+    await same(async (impl) => impl.runToolCall(call('c1', 'a'), options).then(
+      (outcome) => ({ isError: outcome.isError, text: outcome.result.content[0]?.text }),
+      (e) => ({ rejected: `${e?.constructor?.name}: ${e?.message}` }),
+    ));
+  }
+});
+
+test('L-39: a convertToLlm that is missing or no function rejects the run with pi\'s TypeError', async () => {
+  for (const convertToLlm of [undefined, 5, 'x', null]) {
+    await same(async (impl) => impl.runAgentLoop([user], { messages: [] }, { model, convertToLlm }, () => {}, undefined, scriptedStream(impl, []))
+      .then(() => 'resolved', (e) => `${e?.constructor?.name}: ${e?.message}`));
+  }
+});
