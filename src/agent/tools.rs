@@ -217,18 +217,30 @@ async fn execute(
     })
 }
 
+/// Gives way once: the task is woken at once and polled again on the executor's next turn,
+/// after the work already queued (one turn of JS's microtask queue in the binding).
+pub async fn yield_now() {
+    let mut yielded = false;
+    futures::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await;
+}
+
 /// `Promise.all` over a tool's pending update emits: the first that fails, else done.
 /// Like pi's, a non-empty list takes one more turn than an empty one, even when every
 /// emit already settled: so a tool that sent updates ends after one that sent none and
 /// settled at the same time, in pi's order (L-92).
 async fn all(mut emits: Vec<HostFuture<'static, ()>>) -> HostResult<()> {
-    let mut yielded = emits.is_empty();
+    if !emits.is_empty() {
+        yield_now().await;
+    }
     futures::future::poll_fn(|cx| {
-        if !yielded {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            return std::task::Poll::Pending;
-        }
         let mut failed = None;
         emits.retain_mut(|f| match f.poll_unpin(cx) {
             std::task::Poll::Pending => true,

@@ -167,16 +167,7 @@ pub async fn awaited(v: Result<JsValue, Thrown>) -> Result<JsValue, Thrown> {
     match v {
         Ok(v) => settle_with(v, true).await,
         Err(e) => {
-            let mut yielded = false;
-            futures::future::poll_fn(|cx| {
-                if yielded {
-                    return std::task::Poll::Ready(());
-                }
-                yielded = true;
-                cx.waker().wake_by_ref();
-                std::task::Poll::Pending
-            })
-            .await;
+            crate::agent::tools::yield_now().await;
             Err(e)
         }
     }
