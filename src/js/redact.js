@@ -18,13 +18,14 @@ function hex(n, width = 0) {
  * is; JSON-escaped (`\"`, `\\`, `\/`, `\n`, `\u00e9`, a surrogate pair), also inside JSON
  * quoted in JSON (a gateway wrapping an upstream error body); percent-encoded as URLs and
  * form bodies encode it (once or twice; `+` for a space); or as an HTML character reference.
- * Letters and digits are spelt as they are.
+ * Letters and digits too: a body that is no JSON may still carry `\\u0073` or `%58`.
  */
 function spellings(ch) {
-  if (/^[A-Za-z0-9]$/.test(ch)) return ch;
   const cp = ch.codePointAt(0);
-  // As is; a backslash as is or escaped, at any level, is a run of them.
-  const alts = [ch === '\\' ? '\\\\{1,32}' : `\\u{${cp.toString(16)}}`];
+  // As is; a backslash as is or escaped, at any level, is a run of them. Letters and digits
+  // have their escaped and encoded spellings too (a text body may echo `\u0073k-…` or `%58`).
+  const alnum = /^[A-Za-z0-9]$/.test(ch);
+  const alts = [alnum ? ch : ch === '\\' ? '\\\\{1,32}' : `\\u{${cp.toString(16)}}`];
   const units = cp > 0xffff ? [ch.charCodeAt(0), ch.charCodeAt(1)] : [cp];
   alts.push(units.map((u) => `${BACKSLASHES}u${hex(u, 4)}`).join(''));
   if (ch in SHORT_ESCAPES) alts.push(`${BACKSLASHES}${SHORT_ESCAPES[ch]}`);

@@ -112,3 +112,15 @@ test('redact(): a 3 MB secret (past what RegExp compiles) is replaced, not throw
   const secret = 'x'.repeat(3_000_000);
   assert.equal(redact(`401: {"key":"${secret}"} rejected`, secret), '401: {"key":"[redacted]"} rejected');
 });
+
+test('redact(): letters and digits of a key escaped or percent-encoded in a body that is no JSON are hidden too', async () => {
+  const { redact } = await import('../../pkg/redact.js');
+  const key = 'sk-secret-XYZ123';
+  for (const echo of ['key=\\u0073\\u006b-secret-XYZ123', 'k=sk-secret-%58YZ123', 'k=&#115;k-secret-XYZ12&#x33;', '{"m":"\\\\u0073k-secret-XYZ123"']) {
+    const out = redact(echo, key);
+    assert.ok(out.includes('[redacted]'), `${echo} -> ${out}`);
+    assert.ok(!/XYZ12|secret/.test(out), `${echo} -> ${out}`);
+  }
+  // Words that merely share letters with the key stay whole.
+  assert.equal(redact('fetch failed: secret manager unreachable', key), 'fetch failed: secret manager unreachable');
+});
