@@ -53,6 +53,15 @@ pub fn js_messages(table: &Table, hook: &str, v: &JsValue) -> Result<Vec<AgentMe
     };
     let mut out = Vec::with_capacity(arr.length() as usize);
     for (i, m) in arr.iter().enumerate() {
+        // A message seen before (the transcript a hook hands back, turn after turn) is
+        // looked up, not read again: this runs for every message on every turn.
+        if let Some(rc) = table.known(&m) {
+            if !rc.get("role").is_some_and(Value::is_string) {
+                return Err(rejected(hook_values::not_a_message(hook, i)));
+            }
+            out.push(rc);
+            continue;
+        }
         if !m.is_object() || !read(&m, "role")?.is_string() {
             return Err(rejected(hook_values::not_a_message(hook, i)));
         }

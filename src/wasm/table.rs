@@ -89,13 +89,8 @@ impl Table {
     /// conversion (JSON semantics). `Err` names `what` when it is not convertible.
     pub fn to_rust(&self, js: &JsValue, what: &str) -> Result<Rc<Value>, String> {
         let is_object = js.is_object();
-        if is_object {
-            if let Some(i) = self.ids.get(js.unchecked_ref()).as_f64() {
-                let m = self.maps.borrow();
-                if let Some((rc, _)) = m.by_index.get(i as usize) {
-                    return Ok(rc.clone());
-                }
-            }
+        if let Some(rc) = self.known(js) {
+            return Ok(rc);
         }
         let value = to_json(js, what)?.unwrap_or(Value::Null);
         let rc = Rc::new(value);
@@ -105,6 +100,16 @@ impl Table {
                 .set(js.unchecked_ref(), &JsValue::from_f64(i as f64));
         }
         Ok(rc)
+    }
+
+    /// The core's value for a JS object seen before (no caller code runs: a `WeakMap` lookup).
+    pub fn known(&self, js: &JsValue) -> Option<Rc<Value>> {
+        if !js.is_object() {
+            return None;
+        }
+        let i = self.ids.get(js.unchecked_ref()).as_f64()?;
+        let m = self.maps.borrow();
+        m.by_index.get(i as usize).map(|(rc, _)| rc.clone())
     }
 
     /// A conversion that is not remembered, for objects that keep changing after they are
