@@ -105,6 +105,53 @@ pub trait StreamFn {
     ) -> HostFuture<'a, Box<dyn AssistantStream + 'a>>;
 }
 
+/// An HTTP `POST` the built-in providers make (`provider::driver`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HttpRequest {
+    pub url: String,
+    /// In sending order; names as written (the host's `Headers` folds case).
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+/// A response whose body is read in chunks. Dropping it before the end cancels the body,
+/// so the connection closes.
+pub trait HttpResponse {
+    fn status(&self) -> u16;
+    /// fetch's `ok`: a 2xx status.
+    fn ok(&self) -> bool {
+        (200..300).contains(&self.status())
+    }
+    /// The reason phrase (`statusText`), `""` when the host has none.
+    fn status_text(&self) -> String;
+    /// A header by name, case-insensitively.
+    fn header(&self, name: &str) -> Option<String>;
+    /// Every header as `(lower-case name, value)`.
+    fn headers(&self) -> Vec<(String, String)>;
+    /// The body's next chunk; `None` at its end. A reset, an abort or a body the host cannot
+    /// read is `Err` with the reason.
+    fn read(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, String>>;
+}
+
+/// What the built-in providers need from the network and the timers (the JS binding's is
+/// the host's `fetch`; native tests script one).
+pub trait Transport {
+    /// `Err` with the reason when this host cannot send at all (no `fetch`).
+    fn available(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Sends `request`, honouring the run's abort signal. `Err` is a network failure, with
+    /// what the user can act on (refused, unknown host, TLS), or `""` when nothing is known.
+    fn send<'a>(
+        &'a self,
+        request: &'a HttpRequest,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn HttpResponse>, String>>;
+    /// Resolves after `ms`, or at once when the run is aborted (a retry's pause).
+    fn sleep(&self, ms: f64) -> LocalBoxFuture<'static, ()>;
+    /// Resolves after `ms`; dropping it clears the timer (a deadline raced against a read).
+    fn timer(&self, ms: f64) -> LocalBoxFuture<'static, ()>;
+}
+
 /// `executionMode` of a tool (L-90).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ExecutionMode {

@@ -3,6 +3,7 @@
 
 pub mod anthropic;
 pub mod anthropic_request;
+pub mod driver;
 pub mod google;
 pub mod google_request;
 pub mod openai_completions;
