@@ -27,6 +27,13 @@ pub trait Clock {
     fn monotonic(&self) -> f64;
 }
 
+/// Tests `text` against an ECMAScript pattern (`RegExp(p, "u")`, a tool schema's `pattern`):
+/// the host's engine, so the `.wasm` carries none. `Err` names a pattern that does not
+/// compile.
+pub trait Patterns {
+    fn test(&self, pattern: &str, text: &str) -> Result<bool, String>;
+}
+
 /// The run's `AbortSignal`, as far as the loop reads it (§10).
 pub trait AbortSignal {
     fn aborted(&self) -> bool;
@@ -378,7 +385,7 @@ pub struct LoopConfig {
 pub struct Host<'a> {
     pub clock: &'a dyn Clock,
     /// The regular-expression engine for `pattern` in tool schemas.
-    pub patterns: &'a dyn crate::agent::validate::Patterns,
+    pub patterns: &'a dyn Patterns,
     pub signal: Option<&'a dyn AbortSignal>,
     pub sink: &'a dyn EventSink,
     pub hooks: &'a dyn Hooks,

@@ -24,10 +24,9 @@ use pi_agent_wasm::agent::validate::{validate_tool_call, MAX_WALK};
 use pi_agent_wasm::json::{self, MAX_DEPTH};
 use pi_agent_wasm::provider::anthropic::AnthropicDecoder;
 use pi_agent_wasm::provider::google::GoogleDecoder;
-use pi_agent_wasm::provider::openai_completions::{
-    parse_tool_call_arguments, ChatCompletionsDecoder,
-};
+use pi_agent_wasm::provider::openai_completions::ChatCompletionsDecoder;
 use pi_agent_wasm::provider::openai_responses::ResponsesDecoder;
+use pi_agent_wasm::provider::parse_tool_call_arguments;
 use pi_agent_wasm::provider::Decoder;
 use pi_agent_wasm::stream::StreamingJsonParser;
 use serde_json::{json, Value};

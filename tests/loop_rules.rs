@@ -125,13 +125,14 @@ fn l_41_l_42_l_46_l_54_l_55_natural_end_after_the_last_answer() {
 
 #[test]
 fn l_67_l_68_l_69_only_the_last_pending_system_message_is_rewritten() {
-    use pi_agent_wasm::agent::transcript::declare_tool_changes;
+    use pi_agent_wasm::agent::declarations;
+    use pi_agent_wasm::message::transcript::declare_tool_changes;
     let tools = vec![FakeTool::new("a", Behavior::Echo).rc()];
     let first = msg(
         json!({"role": "system", "content": "one", "toolsAdded": [{"name": "zz", "description": "", "parameters": {}}], "timestamp": 1}),
     );
     let last = msg(json!({"role": "system", "content": "two", "timestamp": 2}));
-    let out = declare_tool_changes(&[], &tools, &[first.clone(), last], 3.0);
+    let out = declare_tool_changes(&[], &declarations(&tools), &[first.clone(), last], 3.0);
     // The earlier system message counts as an ordinary message: its zz declaration is in
     // the baseline, so the last one both adds a and removes zz.
     assert!(Rc::ptr_eq(&out[0], &first));

@@ -11,8 +11,9 @@ mod common;
 use std::rc::Rc;
 
 use common::*;
-use pi_agent_wasm::agent::transcript::*;
+use pi_agent_wasm::agent::declarations;
 use pi_agent_wasm::io::Tool;
+use pi_agent_wasm::message::transcript::*;
 use serde_json::{json, Value};
 
 fn decl(name: &str, desc: &str) -> Value {
@@ -126,7 +127,7 @@ fn tool(name: &str) -> Rc<dyn Tool> {
 fn l_71_inserts_a_declaration_before_the_first_non_system_pending_message() {
     let tools = vec![tool("a")];
     let pending = vec![sys(json!({"role": "user", "content": "x"}))];
-    let out = declare_tool_changes(&[], &tools, &pending, 42.0);
+    let out = declare_tool_changes(&[], &declarations(&tools), &pending, 42.0);
     assert_eq!(out.len(), 2);
     assert_eq!(
         serde_json::to_string(&*out[0]).unwrap(),
@@ -134,11 +135,11 @@ fn l_71_inserts_a_declaration_before_the_first_non_system_pending_message() {
     );
     assert!(Rc::ptr_eq(&out[1], &pending[0]));
     // With no pending messages the declaration is the only one.
-    let out = declare_tool_changes(&[], &tools, &[], 1.0);
+    let out = declare_tool_changes(&[], &declarations(&tools), &[], 1.0);
     assert_eq!(out.len(), 1);
     // With only system messages pending, it goes last... unless one is the pending S (L-70).
     let s = sys(json!({"role": "system", "content": "p"}));
-    let out = declare_tool_changes(&[], &tools, &[s], 1.0);
+    let out = declare_tool_changes(&[], &declarations(&tools), &[s], 1.0);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0]["content"], "p");
     assert_eq!(out[0]["toolsAdded"][0]["name"], "a");
@@ -151,7 +152,7 @@ fn l_70_unchanged_returns_the_same_objects() {
         json!({"role": "system", "content": "", "toolsAdded": [tools[0].declaration()]}),
     )];
     let pending = vec![sys(json!({"role": "system", "content": "note"})), user("u")];
-    let out = declare_tool_changes(&declared, &tools, &pending, 1.0);
+    let out = declare_tool_changes(&declared, &declarations(&tools), &pending, 1.0);
     assert!(out.iter().zip(&pending).all(|(a, b)| Rc::ptr_eq(a, b)));
 }
 
@@ -164,7 +165,7 @@ fn l_70_a_pending_system_message_claiming_tools_is_rewritten_to_the_truth() {
     let liar = sys(
         json!({"role": "system", "content": "c", "custom": 1, "toolsAdded": [decl("fake", "f")], "toolsRemoved": [{"name": "a"}], "timestamp": 3}),
     );
-    let out = declare_tool_changes(&declared, &tools, &[liar], 1.0);
+    let out = declare_tool_changes(&declared, &declarations(&tools), &[liar], 1.0);
     // Replaying must yield exactly context.tools: no changes remain, so the tool keys go.
     assert_eq!(
         *out[0],
@@ -177,7 +178,12 @@ fn l_72_replacing_tools_announces_removal_and_addition() {
     let declared = [sys(
         json!({"role": "system", "content": "", "toolsAdded": [tool("a").declaration(), tool("b").declaration()]}),
     )];
-    let out = declare_tool_changes(&declared, &[tool("b"), tool("c")], &[user("u")], 5.0);
+    let out = declare_tool_changes(
+        &declared,
+        &declarations(&[tool("b"), tool("c")]),
+        &[user("u")],
+        5.0,
+    );
     assert_eq!(out[0]["toolsAdded"][0]["name"], "c");
     assert_eq!(out[0]["toolsRemoved"], json!([{"name": "a"}]));
 }

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pi_agent_wasm::agent::transcript::{
+use pi_agent_wasm::message::transcript::{
     get_current_system_prompt, get_current_tools, to_tool_declaration,
 };
 use pi_agent_wasm::message::{Message, ThinkingLevel};

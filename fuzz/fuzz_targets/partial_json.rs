@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pi_agent_wasm::provider::openai_completions::parse_tool_call_arguments;
+use pi_agent_wasm::provider::parse_tool_call_arguments;
 use pi_agent_wasm::stream::partial_json::apply_change;
 use pi_agent_wasm::stream::StreamingJsonParser;
 use pi_fuzz::same;

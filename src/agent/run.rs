@@ -3,18 +3,19 @@
 //!
 //! The caller's context is taken by value, so a run never appends to the caller's list:
 //! `runAgentLoopContinue` in pi does (L-35, L-172); here it does not. Depends on `io`,
-//! `message`, `transcript`, `turn`, `tools`.
+//! `message` (with its `transcript`), `turn`, `tools`.
 
 use std::rc::Rc;
 
 use serde_json::Value;
 
+use super::declarations;
 use super::tools::{execute_tool_calls, fail_truncated};
-use super::transcript::declare_tool_changes;
 use super::turn::{resolve_stream_fn, stream_assistant_response};
 use crate::error::{Error, Result};
 use crate::event::AgentEvent;
 use crate::io::{Context, Host, LoopConfig, RequestContext, StreamFn, TurnContext, TurnDecision};
+use crate::message::transcript::declare_tool_changes;
 use crate::message::{is_role, stop_reason, tool_calls, AgentMessage, ThinkingLevel};
 
 /// L-34 `runAgentLoop`: appends `prompts` (with a tool declaration when needed) and runs.
@@ -27,7 +28,7 @@ pub async fn run_agent_loop(
 ) -> Result<Vec<AgentMessage>> {
     let initial = declare_tool_changes(
         &context.messages,
-        &context.tools,
+        &declarations(&context.tools),
         &prompts,
         host.clock.now(),
     );
@@ -143,7 +144,12 @@ impl DeclarationMemo {
         if !has_system && self.unchanged_for.as_ref() == Some(&key) {
             return pending;
         }
-        let out = declare_tool_changes(&context.messages, &context.tools, &pending, now);
+        let out = declare_tool_changes(
+            &context.messages,
+            &declarations(&context.tools),
+            &pending,
+            now,
+        );
         let unchanged =
             out.len() == pending.len() && out.iter().zip(&pending).all(|(a, b)| Rc::ptr_eq(a, b));
         self.unchanged_for = (unchanged && !has_system).then_some(key);

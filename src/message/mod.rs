@@ -15,6 +15,7 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
+pub mod transcript;
 mod types;
 pub use types::*;
 

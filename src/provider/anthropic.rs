@@ -18,9 +18,8 @@ use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
 
-use super::openai_completions::repair_json;
 use super::usage::calculate_cost;
-use super::ToolArgs;
+use super::{repair_json, ToolArgs};
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::message::{zero_usage, AgentMessage, StopReason, Usage};
 

@@ -22,8 +22,8 @@ use super::openai_completions_request::clamp_max_tokens;
 use super::transform::{
     collapse_system_messages, render_system_update, replace_images, transform_messages,
 };
-use crate::agent::transcript::{get_current_system_prompt, get_current_tools};
 use crate::json::sanitize;
+use crate::message::transcript::{get_current_system_prompt, get_current_tools};
 use crate::message::{num, str_field, ThinkingLevel};
 
 const ERROR_IMAGE_NOTE: &str = "(image attached after the tool results)";

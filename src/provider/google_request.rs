@@ -14,8 +14,8 @@ use serde_json::{json, Map, Value};
 
 use super::openai_completions_request::{clamp_max_tokens, clamp_thinking_level};
 use super::transform::{collapse_system_messages, transform_messages};
-use crate::agent::transcript::{get_current_system_prompt, get_current_tools};
 use crate::json::sanitize;
+use crate::message::transcript::{get_current_system_prompt, get_current_tools};
 use crate::message::{str_field, ThinkingLevel};
 
 /// The options of `streamSimple` the request reads.

@@ -3,6 +3,7 @@
 
 pub mod anthropic;
 pub mod anthropic_request;
+mod arguments;
 pub mod driver;
 pub mod google;
 pub mod google_request;
@@ -13,6 +14,8 @@ pub mod openai_responses_request;
 pub mod transform;
 pub mod usage;
 
+pub use arguments::{parse_tool_call_arguments, repair_json, ToolArgs};
+
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -20,8 +23,6 @@ use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::message::{num, zero_usage, AgentMessage, StopReason};
-use crate::stream::partial_json::{apply_change, StreamingJsonParser};
-use crate::stream::Change;
 
 /// The partial message every response starts from: no content, zero usage, `pending`.
 pub fn new_partial(model: &Value, api: &str, now: f64) -> Partial {
@@ -89,57 +90,6 @@ pub fn grow_block(partial: &Partial, index: usize, key: &str, delta: &str) {
             crate::json::push_str(s, delta);
         }
     });
-}
-
-/// A streamed tool call's raw argument text and its incremental parser; the partial's
-/// `arguments` follow the text through the parser's edit records, O(delta) per delta.
-#[derive(Default)]
-pub struct ToolArgs {
-    pub text: String,
-    parser: StreamingJsonParser,
-}
-
-impl ToolArgs {
-    /// Appends `delta`, applies its edits to the arguments of block `index`; returns them.
-    pub fn append(&mut self, partial: &Partial, index: usize, delta: &str) -> Vec<Change> {
-        crate::json::push_str(&mut self.text, delta);
-        let changes = self.parser.append(delta);
-        edit_block(partial, index, |b| {
-            if let Some(target) = b.get_mut("arguments") {
-                for c in &changes {
-                    apply_change(target, c);
-                }
-                // The partial's arguments stay an object; other values show as none yet.
-                if !target.is_object() {
-                    *target = Value::Object(Map::new());
-                }
-            }
-        });
-        changes
-    }
-
-    /// Starts over from `text` (the provider's full arguments replacing what streamed).
-    pub fn restart(&mut self, partial: &Partial, index: usize, text: &str) {
-        *self = ToolArgs::default();
-        edit_block(partial, index, |b| {
-            b.insert("arguments".into(), Value::Object(Map::new()));
-        });
-        self.append(partial, index, text);
-    }
-
-    /// The final arguments (and an error for malformed text) written into block `index`;
-    /// returns the finished block.
-    pub fn finish(&self, partial: &Partial, index: usize) -> Value {
-        let (arguments, error) = openai_completions::parse_tool_call_arguments(&self.text);
-        edit_block(partial, index, |b| {
-            b.insert("arguments".into(), arguments);
-            if let Some(e) = error {
-                b.insert("argumentsError".into(), e.into());
-            }
-            Value::Object(b.clone())
-        })
-        .unwrap_or(Value::Null)
-    }
 }
 
 /// Ends the response as failed: `stopReason` `"aborted"` or `"error"` with `message`.
@@ -384,29 +334,6 @@ decoder!(
     }
 );
 decoder!(anthropic::AnthropicDecoder, named);
-
-impl Decoder for openai_completions::ChatCompletionsDecoder {
-    fn start(&self) -> AssistantMessageEvent {
-        openai_completions::ChatCompletionsDecoder::start(self)
-    }
-    fn data(&mut self, data: &str, out: &mut Vec<AssistantMessageEvent>) -> Result<bool, String> {
-        if data == "[DONE]" {
-            return Ok(true);
-        }
-        self.chunk(data, out).map(|()| false)
-    }
-    fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
-        openai_completions::ChatCompletionsDecoder::finish(self, out)
-    }
-    fn fail(
-        &mut self,
-        message: &str,
-        aborted: bool,
-        out: &mut Vec<AssistantMessageEvent>,
-    ) -> AgentMessage {
-        openai_completions::ChatCompletionsDecoder::fail(self, message, aborted, out)
-    }
-}
 
 /// `text` cut to `max` characters with a note of how many were left out, as pi-ai cuts error
 /// bodies: an error text quotes what the server sent, never megabytes of it.

@@ -19,10 +19,10 @@ use std::borrow::Cow;
 use std::rc::Rc;
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::usage::calculate_cost;
-use super::ToolArgs;
+use super::{Decoder, ToolArgs};
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::message::{zero_usage, AgentMessage, StopReason};
 
@@ -598,81 +598,26 @@ impl ChatCompletionsDecoder {
     }
 }
 
-/// pi-ai's `parseToolCallArguments`: the final arguments of a finished call: `{}` for empty
-/// text, the object for valid (or repairable) JSON, else `{}` and an error that quotes the text.
-pub fn parse_tool_call_arguments(text: &str) -> (Value, Option<String>) {
-    if text.trim().is_empty() {
-        return (Value::Object(Map::new()), None);
+/// `[DONE]` ends the stream (the API's terminator); every other payload is a chunk.
+impl Decoder for ChatCompletionsDecoder {
+    fn start(&self) -> AssistantMessageEvent {
+        ChatCompletionsDecoder::start(self)
     }
-    let parsed = crate::json::parse(text).or_else(|e| {
-        let repaired = repair_json(text);
-        if repaired == text {
-            Err(e)
-        } else {
-            crate::json::parse(&repaired)
+    fn data(&mut self, data: &str, out: &mut Vec<AssistantMessageEvent>) -> Result<bool, String> {
+        if data == "[DONE]" {
+            return Ok(true);
         }
-    });
-    match parsed {
-        Ok(v @ Value::Object(_)) => (v, None),
-        Ok(_) => (
-            Value::Object(Map::new()),
-            Some(format!(
-                "Tool arguments must be a JSON object\n\nReceived arguments:\n{text}"
-            )),
-        ),
-        Err(e) => (
-            Value::Object(Map::new()),
-            Some(format!("{e}\n\nReceived arguments:\n{text}")),
-        ),
+        self.chunk(data, out).map(|()| false)
     }
-}
-
-/// pi-ai's `repairJson`: inside strings, escapes raw control characters and doubles a
-/// backslash that starts no valid escape.
-pub fn repair_json(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    let mut in_string = false;
-    let mut chars = json.chars().peekable();
-    while let Some(c) = chars.next() {
-        if !in_string {
-            out.push(c);
-            in_string = c == '"';
-            continue;
-        }
-        match c {
-            '"' => {
-                out.push(c);
-                in_string = false;
-            }
-            '\\' => match chars.peek().copied() {
-                None => out.push_str("\\\\"),
-                Some('u') => {
-                    let ahead: String = chars.clone().skip(1).take(4).collect();
-                    if ahead.len() == 4 && ahead.chars().all(|h| h.is_ascii_hexdigit()) {
-                        out.push_str("\\u");
-                        out.push_str(&ahead);
-                        for _ in 0..5 {
-                            chars.next();
-                        }
-                    } else {
-                        out.push_str("\\\\");
-                    }
-                }
-                Some(n @ ('"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't')) => {
-                    out.push('\\');
-                    out.push(n);
-                    chars.next();
-                }
-                Some(_) => out.push_str("\\\\"),
-            },
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
+    fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
+        ChatCompletionsDecoder::finish(self, out)
     }
-    out
+    fn fail(
+        &mut self,
+        message: &str,
+        aborted: bool,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> AgentMessage {
+        ChatCompletionsDecoder::fail(self, message, aborted, out)
+    }
 }

@@ -20,9 +20,9 @@
 use serde_json::{json, Map, Value};
 
 use super::transform::{collapse_system_messages, transform_messages};
-use crate::agent::transcript::get_current_tools;
 use crate::jsnum::json_stringify;
 use crate::json::sanitize;
+use crate::message::transcript::get_current_tools;
 use crate::message::{content_text, num, str_field, ThinkingLevel};
 
 /// The options of `streamSimple` the request reads.
@@ -215,7 +215,7 @@ fn message_tokens(m: &Value) -> f64 {
                 }
                 _ => 0.0,
             };
-            let text = crate::agent::transcript::get_current_system_prompt(std::iter::once(m));
+            let text = crate::message::transcript::get_current_system_prompt(std::iter::once(m));
             text_tokens(js_len(&text)) + tools("toolsAdded") + tools("toolsRemoved")
         }
         "user" | "toolResult" => text_tokens(content_chars(m.get("content"))),
@@ -396,7 +396,8 @@ pub fn build_params(
         }
         match role {
             "system" => {
-                let text = crate::agent::transcript::get_current_system_prompt(std::iter::once(m));
+                let text =
+                    crate::message::transcript::get_current_system_prompt(std::iter::once(m));
                 if !text.is_empty() {
                     out.push(json!({"role": instruction_role, "content": sanitize(&text)}));
                 }

@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Map, Value};
 
-use crate::agent::transcript::get_current_system_message;
+use crate::message::transcript::get_current_system_message;
 use crate::message::{is_role, str_field, text_block};
 
 const NON_VISION_USER_IMAGE: &str = "(image omitted: model does not support images)";

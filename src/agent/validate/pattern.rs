@@ -9,10 +9,7 @@ use std::cell::RefCell;
 #[cfg(not(target_arch = "wasm32"))]
 use std::collections::HashMap;
 
-/// Tests `text` against an ECMAScript pattern. `Err` names a pattern that does not compile.
-pub trait Patterns {
-    fn test(&self, pattern: &str, text: &str) -> Result<bool, String>;
-}
+pub use crate::io::Patterns;
 
 /// Native engine with a per-pattern cache (tool schemas are long-lived).
 #[cfg(not(target_arch = "wasm32"))]

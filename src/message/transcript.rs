@@ -2,15 +2,14 @@
 //! messages declare the tools the model may call; `context.tools` is what can run.
 //!
 //! Declarations are compared by their serialized JSON, as pi compares
-//! `JSON.stringify(toToolDeclaration(x))` (L-26): key order counts. Pure: depends on
-//! `message` and the `Tool` trait only.
+//! `JSON.stringify(toToolDeclaration(x))` (L-26): key order counts. Pure: depends on the
+//! rest of `message` only; the loop and the request builders both read it.
 
 use std::rc::Rc;
 
 use serde_json::Value;
 
-use crate::io::Tool;
-use crate::message::{content_text, is_role, num, AgentMessage, Object};
+use super::{content_text, is_role, num, AgentMessage, Object};
 
 /// L-23: the leading system message for a prompt and tool declarations, or `None` when the
 /// prompt is empty and there are no tools. Key order: role, content, toolsAdded, timestamp.
@@ -221,11 +220,11 @@ fn with_tool_changes(message: &Value, changes: &ToolChanges) -> Value {
 }
 
 /// §7 `declareToolChanges(context, pending)`: reconciles the transcript's declared tools with
-/// `tools` for the messages about to be appended. Returns the input list itself (the same
-/// `Rc`s, L-70) when nothing changes.
+/// `current`, the declarations of the context's tools (L-26), for the messages about to be
+/// appended. Returns the input list itself (the same `Rc`s, L-70) when nothing changes.
 pub fn declare_tool_changes(
     context_messages: &[AgentMessage],
-    tools: &[Rc<dyn Tool>],
+    current: &[Value],
     pending: &[AgentMessage],
     now: f64,
 ) -> Vec<AgentMessage> {
@@ -248,8 +247,7 @@ pub fn declare_tool_changes(
     };
     // L-69.
     let previous = get_current_tools(context_messages.iter().chain(baseline.iter()).map(|m| &**m));
-    let current: Vec<Value> = tools.iter().map(|t| t.declaration()).collect();
-    let changes = get_tool_state_changes(&previous, &current);
+    let changes = get_tool_state_changes(&previous, current);
     match system_index.and_then(|i| pending.get(i).map(|s| (i, s))) {
         // L-70.
         Some((i, s)) => {
