@@ -18,17 +18,10 @@ use crate::event::{AgentEvent, AssistantMessageEvent};
 use crate::io::{Context, Host, LlmContext, LoopConfig, StreamFn, StreamOptions};
 use crate::message::{num, zero_usage, AgentMessage, Object};
 
-/// pi's attribution (L-37).
-fn default_identity() -> Value {
-    serde_json::json!({
-        "attribution": { "name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"] }
-    })
-}
-
-/// L-78 `mergeClientIdentity(DEFAULT_AGENT_IDENTITY, config.identity)`: field by field;
-/// absent fields are skipped, `null` is a real value.
-pub fn merge_identity(identity: Option<&Value>) -> Value {
-    let mut merged = default_identity();
+/// L-78 `mergeClientIdentity(DEFAULT_AGENT_IDENTITY, config.identity)`: field by field over
+/// `default`; absent fields are skipped, `null` is a real value.
+pub fn merge_identity(default: &Value, identity: Option<&Value>) -> Value {
+    let mut merged = default.clone();
     if let (Some(Value::Object(src)), Value::Object(dst)) = (identity, &mut merged) {
         for key in ["userAgent", "attribution", "version"] {
             if let Some(v) = src.get(key) {
@@ -78,7 +71,7 @@ pub async fn stream_assistant_response(
     let options = StreamOptions {
         api_key,
         reasoning: config.reasoning,
-        identity: merge_identity(config.identity.as_ref()),
+        identity: merge_identity(&config.default_identity, config.identity.as_ref()),
     };
     // L-79.
     let mut stream = stream_fn

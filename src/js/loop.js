@@ -356,7 +356,7 @@ function emitEvent(emit, kind, a, b, c, d, e) {
   }
 }
 
-const GLUE = { emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

@@ -82,7 +82,7 @@ fn glue_fn(glue: &JsValue, name: &'static str) -> JsResult<Function> {
 
 /// The loop's own reading of `AgentLoopConfig` (L-39). A throwing getter or Proxy trap
 /// rejects with what it threw.
-fn loop_config(config: &JsValue, table: &Table) -> JsResult<LoopConfig> {
+fn loop_config(config: &JsValue, table: &Table, glue: &JsValue) -> JsResult<LoopConfig> {
     if !config.is_object() {
         return Err(js_error("invalid_input", "config must be an object"));
     }
@@ -110,6 +110,10 @@ fn loop_config(config: &JsValue, table: &Table) -> JsResult<LoopConfig> {
         reasoning: reasoning.filter(|r| *r != ThinkingLevel::Off),
         api_key: api_key.as_string(),
         identity,
+        // The glue's DEFAULT_AGENT_IDENTITY, as it is now (pi reads its export at each run).
+        default_identity: to_json(&get(glue, "defaultIdentity"), "DEFAULT_AGENT_IDENTITY")
+            .map_err(|e| js_error("invalid_input", &e))?
+            .unwrap_or(serde_json::Value::Null),
         tool_execution: if tool_execution.as_string().as_deref() == Some("sequential") {
             ToolExecution::Sequential
         } else {
@@ -137,7 +141,7 @@ pub async fn run_loop(
         .dyn_into()
         .map_err(|_| js_error("invalid_input", "emit must be a function"))?;
     let ctx = context_from_js(&table, &signal, "context", &context).map_err(thrown_to_js)?;
-    let cfg = loop_config(&config, &table)?;
+    let cfg = loop_config(&config, &table, &glue)?;
     let hooks = JsHooks {
         config: config.clone(),
         signal: signal.clone(),

@@ -720,6 +720,9 @@ pub fn config() -> LoopConfig {
         reasoning: None,
         api_key: None,
         identity: None,
+        default_identity: json!({
+            "attribution": { "name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"] }
+        }),
         tool_execution: ToolExecution::Parallel,
     }
 }

@@ -54,3 +54,35 @@ test('attribution headers match pi-ai for OpenRouter, NVIDIA, OpenCode and other
   }
   assert.ok(seen >= 10, 'the cases send attribution headers');
 });
+
+test('L-37: DEFAULT_AGENT_IDENTITY has one home, the export, read at each run as pi reads it', async () => {
+  const ours = await import('pi-agent-wasm');
+  const pi = await import('@earendil-works/pi-agent-core');
+  assert.deepEqual(ours.DEFAULT_AGENT_IDENTITY, pi.DEFAULT_AGENT_IDENTITY);
+  const seen = async (mod) => {
+    let identity;
+    const streamFn = (model, context, options) => {
+      identity = structuredClone(options.identity);
+      return streamSimple(model, context, { ...options, apiKey: undefined, env: {} });
+    };
+    const model = { id: 'm', api: 'openai-completions', provider: 'p', baseUrl: 'http://127.0.0.1:1' };
+    await mod.runAgentLoop([{ role: 'user', content: 'hi', timestamp: 1 }], { messages: [] },
+      { model, convertToLlm: (m) => m, identity: { version: '2' } }, () => {}, undefined, streamFn);
+    return identity;
+  };
+  const before = [await seen(ours), await seen(pi)];
+  assert.deepEqual(before[0], before[1]);
+  // A caller who changes the exported object changes what later runs send, in both.
+  const saved = [structuredClone(ours.DEFAULT_AGENT_IDENTITY), structuredClone(pi.DEFAULT_AGENT_IDENTITY)];
+  ours.DEFAULT_AGENT_IDENTITY.userAgent = 'edited/1';
+  pi.DEFAULT_AGENT_IDENTITY.userAgent = 'edited/1';
+  try {
+    const after = [await seen(ours), await seen(pi)];
+    assert.equal(after[0].userAgent, 'edited/1');
+    assert.deepEqual(after[0], after[1]);
+  } finally {
+    delete ours.DEFAULT_AGENT_IDENTITY.userAgent;
+    delete pi.DEFAULT_AGENT_IDENTITY.userAgent;
+  }
+  assert.deepEqual([ours.DEFAULT_AGENT_IDENTITY, pi.DEFAULT_AGENT_IDENTITY], saved);
+});
