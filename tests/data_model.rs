@@ -9,8 +9,9 @@
     clippy::panic
 )]
 
+use common::typed::{ContentBlock, Message};
 use pi_agent_wasm::event::AGENT_EVENT_TYPES;
-use pi_agent_wasm::message::{ContentBlock, Message, StopReason, ThinkingLevel, Usage};
+use pi_agent_wasm::message::{StopReason, ThinkingLevel, Usage};
 use serde_json::{json, Value};
 
 mod common;

@@ -11,12 +11,13 @@ use libfuzzer_sys::fuzz_target;
 use pi_agent_wasm::message::transcript::{
     get_current_system_prompt, get_current_tools, to_tool_declaration,
 };
-use pi_agent_wasm::message::{Message, ThinkingLevel};
+use pi_agent_wasm::message::ThinkingLevel;
 use pi_agent_wasm::provider::anthropic_request::{self, AnthropicOptions};
 use pi_agent_wasm::provider::google_request::{self, GoogleOptions};
 use pi_agent_wasm::provider::openai_completions_request::{build_params, RequestOptions};
 use pi_agent_wasm::provider::openai_responses_request::{self, ResponsesOptions};
 use pi_agent_wasm::provider::transform::transform_messages;
+use pi_fuzz::typed::Message;
 use pi_fuzz::{assert_stringify_round_trips, deep_clone, known, Deep};
 use serde_json::{json, Value};
 

@@ -7,9 +7,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pi_agent_wasm::message::transcript::to_tool_declaration;
 use pi_agent_wasm::agent::validate::pattern::NativePatterns;
 use pi_agent_wasm::agent::validate::{validate, validate_tool_call};
+use pi_agent_wasm::message::transcript::to_tool_declaration;
 use pi_fuzz::{known, same, Deep};
 use serde_json::{json, Value};
 

@@ -12,6 +12,10 @@
 //! ([`on_big_stack`], [`Deep`]), so that a 20,000-deep seed reaches the code under test
 //! rather than crashing the harness.
 
+/// The typed messages the tests check fixtures with (pi's shapes, read and written back).
+#[path = "../../tests/common/typed.rs"]
+pub mod typed;
+
 pub mod known;
 pub mod provider;
 

@@ -12,8 +12,9 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use crate::typed::Message;
 use pi_agent_wasm::event::AssistantMessageEvent;
-use pi_agent_wasm::message::{AgentMessage, Message};
+use pi_agent_wasm::message::AgentMessage;
 use pi_agent_wasm::provider::Decoder;
 use pi_agent_wasm::stream::{SseDecoder, SseEvent};
 use serde_json::{json, Value};

@@ -11,6 +11,7 @@
 )]
 
 pub mod event_stream;
+pub mod typed;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
