@@ -340,7 +340,7 @@ const EVENT_TYPES = ['agent_start', 'turn_start', 'message_start', 'message_upda
   'tool_execution_update', 'tool_execution_end', 'turn_end', 'agent_end'];
 
 /** Builds pi's event of `EVENT_TYPES[kind]` from its fields, keys in pi's order, and
- * returns `emit(event)`: the one crossing per event the core makes (host.rs `deliver`). */
+ * returns `emit(event)`: the one crossing per event the core makes (sink.rs `deliver`). */
 function emitEvent(emit, kind, a, b, c, d, e) {
   const type = EVENT_TYPES[kind];
   switch (kind) {

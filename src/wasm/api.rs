@@ -13,8 +13,9 @@ use wasm_bindgen::JsCast;
 use super::builtin::BuiltinStreamFn;
 use super::error::{js_error, JsResult};
 use super::hooks::{context_from_js, js_messages, JsHooks};
-use super::host::{JsClock, JsPatterns, JsSignal, JsSink};
+use super::host::{JsClock, JsPatterns, JsSignal};
 use super::js::{call, get, read, set, to_json};
+use super::sink::JsSink;
 use super::stream_fn::JsStreamFn;
 use super::table::Table;
 use crate::agent::{run_agent_loop, run_agent_loop_continue, run_tool_call, ToolEnv};
@@ -53,7 +54,7 @@ fn builtin_stream(
     glue: &JsValue,
     config: JsValue,
     signal: JsSignal,
-    updates: super::host::UpdateCell,
+    updates: super::mirror::UpdateCell,
     table: Rc<Table>,
 ) -> JsResult<BuiltinStreamFn> {
     Ok(BuiltinStreamFn {
@@ -148,7 +149,7 @@ pub async fn run_loop(
         table: table.clone(),
         fixed_context: None,
     };
-    let updates = super::host::UpdateCell::default();
+    let updates = super::mirror::UpdateCell::default();
     let builtin = if stream_fn.as_string().as_deref() == Some("builtin") {
         Some(builtin_stream(
             &glue,
@@ -362,7 +363,7 @@ pub async fn stream_once(
         match &event {
             E::Start { partial } => {
                 let partial_js = super::js::from_json(&partial.borrow());
-                super::host::seed(&sink.updates, partial, partial_js.clone());
+                super::mirror::seed(&sink.updates, partial, partial_js.clone());
                 set(&out, "type", &JsValue::from_str("start"));
                 set(&out, "partial", &partial_js);
             }

@@ -4,7 +4,7 @@
 //! assembly, retries, error wording, the SSE feed loop) lives in `provider::driver`.
 //!
 //! The response's events stay Rust values; the sink sends only each delta to JS
-//! (host.rs). The JS copy of the partial that the updates edit is seeded here at `start`
+//! (sink.rs). The JS copy of the partial that the updates edit (mirror.rs) is seeded here at `start`
 //! and brought up to the final message when the response ends.
 
 use std::rc::Rc;
@@ -15,8 +15,9 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::fetch::{fetch_fn, post, BodyReader, Response};
-use super::host::{seed, start_copy, sync_blocks, sync_meta, JsClock, JsSignal, UpdateCell};
+use super::host::{JsClock, JsSignal};
 use super::js::{call, from_json, get, set, settle, to_json};
+use super::mirror::{seed, start_copy, sync_blocks, sync_meta, UpdateCell};
 use super::table::Table;
 use crate::error::Thrown;
 use crate::event::{AssistantMessageEvent, Partial};
