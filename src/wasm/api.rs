@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::builtin::BuiltinStreamFn;
-use super::error::{js_error, JsResult};
+use super::error::{invalid, unreadable, JsResult};
 use super::hooks::{context_from_js, js_messages, JsHooks};
 use super::host::{JsClock, JsPatterns, JsSignal};
 use super::js::{call, get, read, set, to_json};
@@ -31,7 +31,7 @@ fn to_js(e: Error) -> JsValue {
             return v.clone();
         }
     }
-    js_error(e.code(), &e.message())
+    super::error::to_js(&e)
 }
 
 pub(crate) fn thrown_to_js(t: Thrown) -> JsValue {
@@ -45,7 +45,7 @@ fn updater(glue: &JsValue, emit: &Function, inner: bool) -> JsResult<Function> {
     call(&make, &[emit, &JsValue::from_bool(inner)])
         .ok()
         .and_then(|f| f.dyn_into::<Function>().ok())
-        .ok_or_else(|| js_error("invalid_input", "internal glue function updater failed"))
+        .ok_or_else(|| invalid("internal glue function updater failed"))
 }
 
 /// The built-in stream function over `config` (the loop config, or the options of a direct
@@ -73,39 +73,31 @@ fn builtin_stream(
 }
 
 fn glue_fn(glue: &JsValue, name: &'static str) -> JsResult<Function> {
-    get(glue, name).dyn_into::<Function>().map_err(|_| {
-        js_error(
-            "invalid_input",
-            &format!("internal glue function {name} is missing"),
-        )
-    })
+    get(glue, name)
+        .dyn_into::<Function>()
+        .map_err(|_| invalid(format!("internal glue function {name} is missing")))
 }
 
 /// The loop's own reading of `AgentLoopConfig` (L-39). A throwing getter or Proxy trap
 /// rejects with what it threw.
 fn loop_config(config: &JsValue, table: &Table, glue: &JsValue) -> JsResult<LoopConfig> {
     if !config.is_object() {
-        return Err(js_error("invalid_input", "config must be an object"));
+        return Err(invalid("config must be an object"));
     }
     let f = table
         .fields(config, "model,reasoning,identity,apiKey,toolExecution")
         .map_err(thrown_to_js)?;
     let (model, reasoning, identity, api_key, tool_execution) =
         (f.get(0), f.get(1), f.get(2), f.get(3), f.get(4));
-    let model = table
-        .to_rust(&model, "config.model")
-        .map_err(|e| js_error("invalid_input", &e))?;
-    let reasoning = match reasoning.as_string() {
-        None => None,
-        Some(r) => Some(ThinkingLevel::parse(&r).ok_or_else(|| {
-            js_error(
-                "invalid_input",
-                &format!("config.reasoning \"{r}\" is not a thinking level"),
-            )
-        })?),
-    };
-    let identity =
-        to_json(&identity, "config.identity").map_err(|e| js_error("invalid_input", &e))?;
+    let model = table.to_rust(&model, "config.model").map_err(unreadable)?;
+    let reasoning =
+        match reasoning.as_string() {
+            None => None,
+            Some(r) => Some(ThinkingLevel::parse(&r).ok_or_else(|| {
+                invalid(format!("config.reasoning \"{r}\" is not a thinking level"))
+            })?),
+        };
+    let identity = to_json(&identity, "config.identity").map_err(unreadable)?;
     Ok(LoopConfig {
         model,
         reasoning: reasoning.filter(|r| *r != ThinkingLevel::Off),
@@ -113,7 +105,7 @@ fn loop_config(config: &JsValue, table: &Table, glue: &JsValue) -> JsResult<Loop
         identity,
         // The glue's DEFAULT_AGENT_IDENTITY, as it is now (pi reads its export at each run).
         default_identity: to_json(&get(glue, "defaultIdentity"), "DEFAULT_AGENT_IDENTITY")
-            .map_err(|e| js_error("invalid_input", &e))?
+            .map_err(unreadable)?
             .unwrap_or(serde_json::Value::Null),
         tool_execution: if tool_execution.as_string().as_deref() == Some("sequential") {
             ToolExecution::Sequential
@@ -140,7 +132,7 @@ pub async fn run_loop(
     table.set_glue(&glue);
     let emit: Function = emit
         .dyn_into()
-        .map_err(|_| js_error("invalid_input", "emit must be a function"))?;
+        .map_err(|_| invalid("emit must be a function"))?;
     let ctx = context_from_js(&table, &signal, "context", &context).map_err(thrown_to_js)?;
     let cfg = loop_config(&config, &table, &glue)?;
     let hooks = JsHooks {
@@ -219,9 +211,7 @@ pub async fn run_tool_call_js(
         .map_err(thrown_to_js)?;
     let (signal, tools, assistant, context, on_update_js) =
         (f.get(0), f.get(1), f.get(2), f.get(3), f.get(4));
-    let call_rc = table
-        .to_rust(&tool_call, "toolCall")
-        .map_err(|e| js_error("invalid_input", &e))?;
+    let call_rc = table.to_rust(&tool_call, "toolCall").map_err(unreadable)?;
     // pi's `tools = context.tools ?? []` when `options.tools` is undefined.
     let tools = if tools.is_undefined() {
         if context.is_undefined() || context.is_null() {
@@ -244,7 +234,7 @@ pub async fn run_tool_call_js(
     };
     let assistant = table
         .to_rust(&assistant, "assistantMessage")
-        .map_err(|e| js_error("invalid_input", &e))?;
+        .map_err(unreadable)?;
     let hooks = JsHooks {
         config: options.clone(),
         signal: signal.clone(),
@@ -310,12 +300,10 @@ pub async fn stream_once(
     table.set_glue(&glue);
     let push: Function = push
         .dyn_into()
-        .map_err(|_| js_error("invalid_input", "push must be a function"))?;
-    let model = table
-        .to_rust(&model, "model")
-        .map_err(|e| js_error("invalid_input", &e))?;
+        .map_err(|_| invalid("push must be a function"))?;
+    let model = table.to_rust(&model, "model").map_err(unreadable)?;
     if !model.is_object() {
-        return Err(js_error("invalid_input", "model must be an object"));
+        return Err(invalid("model must be an object"));
     }
     let messages = js_messages(
         &table,

@@ -67,7 +67,7 @@ fn provider_config(config: &JsValue) -> ProviderConfig {
         max_tokens: number(config, "maxTokens"),
         temperature: number(config, "temperature"),
         tool_choice: json("toolChoice").ok().flatten(),
-        headers: json("headers"),
+        headers: json("headers").map_err(String::from),
         session_id: get(config, "sessionId").as_string(),
         cache_retention: get(config, "cacheRetention").as_string(),
         user_id: get(&get(config, "metadata"), "user_id").as_string(),

@@ -9,8 +9,8 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::error::js_error;
-use super::js::{call_with, describe, key, read, set, settle, to_json};
+use super::error::to_js;
+use super::js::{call_with, describe, key, read, set, settle, to_json, Unreadable};
 use super::table::Table;
 use super::tools::JsTool;
 use crate::agent::hook_values;
@@ -28,10 +28,18 @@ pub struct JsHooks {
 
 /// A policy error, thrown into the run as a real `Error` with its `code`.
 pub fn rejected(e: Error) -> Thrown {
-    let message = e.message();
     Thrown {
-        payload: Some(Rc::new(js_error(e.code(), &message))),
-        message,
+        payload: Some(Rc::new(to_js(&e))),
+        message: e.message(),
+    }
+}
+
+/// A caller's value that could not be read, thrown into the run as an `invalid_input`
+/// `Error` whose `cause` is what reading it threw.
+pub fn rejected_unreadable(u: Unreadable) -> Thrown {
+    Thrown {
+        message: u.message.clone(),
+        payload: Some(Rc::new(super::error::unreadable(u))),
     }
 }
 
@@ -66,11 +74,7 @@ pub fn js_messages(table: &Table, hook: &str, v: &JsValue) -> Result<Vec<AgentMe
             return Err(rejected(hook_values::not_a_message(hook, i)));
         }
         let what = format!("{hook}: message {i}");
-        out.push(
-            table
-                .to_rust(&m, &what)
-                .map_err(|e| rejected(Error::InvalidInput(e)))?,
-        );
+        out.push(table.to_rust(&m, &what).map_err(rejected_unreadable)?);
     }
     Ok(out)
 }
@@ -120,7 +124,7 @@ pub fn context_from_js(
 fn json_of(v: &JsValue, what: &str) -> Result<Value, Thrown> {
     to_json(v, what)
         .map(|v| v.unwrap_or(Value::Null))
-        .map_err(|e| rejected(Error::InvalidInput(e)))
+        .map_err(rejected_unreadable)
 }
 
 /// The `context`, `model` and `thinkingLevel` of a `prepareNextTurn`/`prepareRequest` result.
@@ -231,7 +235,7 @@ impl JsHooks {
             m => Some(
                 self.table
                     .to_rust(&m, "model")
-                    .map_err(|e| rejected(Error::InvalidInput(e)))?,
+                    .map_err(rejected_unreadable)?,
             ),
         };
         let level = json_of(&f.get(2), "thinkingLevel")?;

@@ -238,7 +238,7 @@ pub fn ignore_rejection(p: &JsValue) {
 /// throw is `Err`.
 pub fn from_entries(value: &JsValue) -> Result<Option<Value>, String> {
     let o = from_entries_checked(value).map_err(|e| error_text(&e))?;
-    to_json(&o, "headers")
+    to_json(&o, "headers").map_err(String::from)
 }
 
 /// A native Promise that settles as `await v` (a thenable whose `then` is `then`), on which
@@ -324,21 +324,39 @@ pub fn set(obj: &JsValue, name: &'static str, v: &JsValue) {
     let _ = Reflect::set(obj, &key(name), v);
 }
 
+/// Why a caller's value could not be read: the text, naming the value, and what reading it
+/// threw (a getter's or a Proxy trap's error, a BigInt's TypeError), which the error raised
+/// for it carries as its `cause`.
+#[derive(Debug)]
+pub struct Unreadable {
+    pub message: String,
+    pub cause: Option<JsValue>,
+}
+
+impl From<Unreadable> for String {
+    fn from(u: Unreadable) -> String {
+        u.message
+    }
+}
+
 /// A JS value as JSON (`JSON.stringify` semantics: `undefined` members and functions
 /// dropped, `toJSON` honoured). `None` for `undefined` and functions; `Err` for cycles or
 /// BigInt, naming `what`.
-pub fn to_json(v: &JsValue, what: &str) -> Result<Option<Value>, String> {
+pub fn to_json(v: &JsValue, what: &str) -> Result<Option<Value>, Unreadable> {
     if v.is_undefined() || v.is_function() {
         return Ok(None);
     }
-    let text = json_stringify(v)
-        .map_err(|e| format!("{what} cannot be converted to JSON: {}", error_text(&e)))?;
+    let text = json_stringify(v).map_err(|e| Unreadable {
+        message: format!("{what} cannot be converted to JSON: {}", error_text(&e)),
+        cause: Some(e),
+    })?;
     let Some(text) = text.as_string() else {
         return Ok(None);
     };
-    crate::json::parse(&text)
-        .map(Some)
-        .map_err(|e| format!("{what} cannot be read as JSON: {e}"))
+    crate::json::parse(&text).map(Some).map_err(|e| Unreadable {
+        message: format!("{what} cannot be read as JSON: {e}"),
+        cause: None,
+    })
 }
 
 /// A JSON value as a fresh JS value (lone surrogates restored: crate::json).

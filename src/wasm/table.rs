@@ -20,7 +20,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::{call_method, from_json, to_json, AddressMap};
+use super::js::{call_method, from_json, to_json, AddressMap, Unreadable};
 use crate::error::Thrown;
 
 #[derive(Default)]
@@ -87,7 +87,7 @@ impl Table {
 
     /// The core's value for a JS value: the known one for an object seen before, else a
     /// conversion (JSON semantics). `Err` names `what` when it is not convertible.
-    pub fn to_rust(&self, js: &JsValue, what: &str) -> Result<Rc<Value>, String> {
+    pub fn to_rust(&self, js: &JsValue, what: &str) -> Result<Rc<Value>, Unreadable> {
         let is_object = js.is_object();
         if let Some(rc) = self.known(js) {
             return Ok(rc);
@@ -114,7 +114,7 @@ impl Table {
 
     /// A conversion that is not remembered, for objects that keep changing after they are
     /// seen (a response stream's live partial, which pi-ai mutates into the final message).
-    pub fn snapshot(&self, js: &JsValue, what: &str) -> Result<Rc<Value>, String> {
+    pub fn snapshot(&self, js: &JsValue, what: &str) -> Result<Rc<Value>, Unreadable> {
         Ok(Rc::new(to_json(js, what)?.unwrap_or(Value::Null)))
     }
 

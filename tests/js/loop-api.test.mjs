@@ -137,6 +137,31 @@ test('L-82: a throwing stream function or listener rejects the run', async () =>
   assert.deepEqual(events, ['agent_start', 'turn_start']);
 });
 
+test('a value that cannot be read rejects with code invalid_input and what reading it threw as cause', async () => {
+  const thrown = new Error('getter broke');
+  const message = { role: 'user', timestamp: 1, get content() { throw thrown; } };
+  await assert.rejects(run([message], { messages: [] }, {}, scripted([A([])])), (e) => {
+    assert.ok(e instanceof Error);
+    assert.equal(e.code, 'invalid_input');
+    assert.match(e.message, /cannot be converted to JSON: getter broke/);
+    assert.equal(e.cause, thrown);
+    return true;
+  });
+  // A BigInt: the cause is JSON.stringify's own TypeError.
+  const big = { role: 'user', timestamp: 1, content: 'x', n: 1n };
+  await assert.rejects(run([big], { messages: [] }, {}, scripted([A([])])), (e) => {
+    assert.equal(e.code, 'invalid_input');
+    assert.ok(e.cause instanceof TypeError, String(e.cause));
+    return true;
+  });
+  // A message the core never saw, returned by a hook: the same shape of error.
+  await assert.rejects(run([user('go')], { messages: [] }, { convertToLlm: () => [message] }, scripted([A([])])), (e) => {
+    assert.equal(e.code, 'invalid_input');
+    assert.equal(e.cause, thrown);
+    return true;
+  });
+});
+
 test('hook values of the wrong type fail the run with a clear error (improvement over pi)', async () => {
   await assert.rejects(run([user('go')], { messages: [] }, { convertToLlm: () => 'nope' }, scripted([])), (e) => {
     assert.equal(e.code, 'invalid_input');
