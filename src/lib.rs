@@ -3,6 +3,21 @@
 //! The core modules are pure Rust and are tested natively with `cargo test`: they reach
 //! their host (JS, or a test) only through the traits in [`io`]. Only [`wasm`] (compiled
 //! for `wasm32` alone) names wasm-bindgen, js-sys or web-sys.
+//!
+//! # The walk of one streamed text delta (built-in provider)
+//! 1. `wasm::builtin` reads a body chunk from `fetch` ([`io::Transport`]): one await per
+//!    network chunk.
+//! 2. `provider::driver` feeds it to the SSE decoder and each event's data to the API's
+//!    decoder, which appends the delta to the partial ([`event::Partial`]) and queues a
+//!    `text_delta` event holding the delta and the same partial.
+//! 3. `agent::turn` takes the event and emits `message_update` through [`io::EventSink`].
+//! 4. `wasm::sink` sends `(kind, index, delta)` to the glue (`src/js/loop.js`), which appends
+//!    the delta to the JS copy of the partial (`wasm::mirror`), builds pi's event with
+//!    `{ ...partial }` and calls the caller's `emit`; Rust awaits it only when it returned a
+//!    thenable.
+//!
+//! With a JS stream function (pi-ai's `streamSimple`), the glue iterates the JS stream and
+//! emits each `message_update` itself; the core sees only `start` and the final message.
 
 pub mod agent;
 pub mod error;
