@@ -1,5 +1,5 @@
 // Differential over generated wire streams (issue 13, point 4): well-formed streams of the
-// OpenAI Responses, Anthropic Messages and Gemini APIs in their minimal shapes (optional
+// OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and Gemini APIs in their minimal shapes (optional
 // fields left out: ids, usage, summaries, signatures, stop reasons, content parts) and in
 // full ones, served in irregular chunks from 127.0.0.1 to the built-in stream and to pi-ai
 // 1.6.0's streamSimple, inside an agent run with a tool. The events, messages and request
@@ -156,6 +156,64 @@ function gemini(r, noCalls = false) {
   return { body: out.join(''), calls };
 }
 
+/** A Chat Completions stream: text, reasoning (under each field name servers use) and
+ * parallel tool calls with interleaved argument pieces; the chunk envelope, the role chunk,
+ * the usage chunk and `[DONE]` each optional. */
+function completions(r, noCalls = false) {
+  const out = [];
+  const opt = (p) => r.chance(p);
+  const head = () => (opt(0.6) ? { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm' } : {});
+  const chunk = (delta, extra = {}) => out.push(`data: ${JSON.stringify({ ...head(), choices: [{ index: 0, delta, ...(opt(0.5) ? { finish_reason: null } : {}), ...extra }] })}\n\n`);
+  if (opt(0.7)) chunk({ role: 'assistant', ...(opt(0.5) ? { content: opt(0.5) ? '' : null } : {}) });
+  let calls = 0;
+  for (let i = 0, n = 1 + r.int(3); i < n; i++) {
+    const kind = r.pick(noCalls ? ['text', 'reasoning'] : ['text', 'text', 'reasoning', 'calls']);
+    if (kind === 'text') {
+      for (const d of pieces(r, r.pick(TEXTS))) chunk({ content: d });
+      if (opt(0.1)) chunk({ content: '' });
+    } else if (kind === 'reasoning') {
+      const field = r.pick(['reasoning_content', 'reasoning', 'reasoning_text']);
+      for (const d of pieces(r, r.pick(TEXTS))) chunk({ [field]: d });
+    } else {
+      const repeatHead = opt(0.3);
+      const streams = [];
+      for (let j = 0, k = 1 + r.int(2); j < k; j++, calls++) {
+        streams.push({ index: calls, rest: pieces(r, JSON.stringify(r.pick(ARGS))), started: false });
+      }
+      if (opt(0.15)) {
+        // Every call whole in one chunk (some servers), without an index when alone.
+        const noIndex = streams.length === 1 && opt(0.5);
+        chunk({ tool_calls: streams.map((c) => ({ ...(noIndex ? {} : { index: c.index }), id: `call_${c.index}`, type: 'function', function: { name: 'read', arguments: c.rest.join('') } })) });
+        continue;
+      }
+      for (let live = streams; live.length > 0; live = streams.filter((x) => !x.started || x.rest.length > 0)) {
+        const c = r.pick(live);
+        if (!c.started) {
+          c.started = true;
+          const args = opt(0.3) ? c.rest.shift() ?? '' : '';
+          chunk({ ...(opt(0.3) ? { content: null } : {}), tool_calls: [{ index: c.index, id: `call_${c.index}`, type: 'function', function: { name: 'read', arguments: args } }] });
+        } else if (repeatHead) {
+          // Some servers repeat the call's id, type and name in every piece.
+          chunk({ tool_calls: [{ index: c.index, id: `call_${c.index}`, type: 'function', function: { name: 'read', arguments: c.rest.shift() } }] });
+        } else {
+          chunk({ tool_calls: [{ index: c.index, function: { arguments: c.rest.shift() } }] });
+        }
+        if (opt(0.1)) out.push(`data: ${JSON.stringify({ ...head(), choices: [] })}\n\n`);
+      }
+    }
+  }
+  const usage = { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13, ...(opt(0.4) ? { prompt_tokens_details: { cached_tokens: 2 } } : {}), ...(opt(0.3) ? { completion_tokens_details: { reasoning_tokens: 1 } } : {}) };
+  const finish = calls > 0 ? r.pick(['tool_calls', 'tool_calls', 'stop', 'function_call']) : r.pick(['stop', 'stop', 'length', 'content_filter', 'eos']);
+  // The finish reason with a last piece of text, with the usage, or alone.
+  const last = opt(0.2) && !calls ? { content: '.' } : {};
+  const withUsage = opt(0.2);
+  if (withUsage) out.push(`data: ${JSON.stringify({ ...head(), choices: [{ index: 0, delta: last, finish_reason: finish }], usage })}\n\n`);
+  else chunk(last, { finish_reason: finish });
+  if (!withUsage && opt(0.6)) out.push(`data: ${JSON.stringify({ ...head(), choices: [], usage })}\n\n`);
+  if (opt(0.8)) out.push('data: [DONE]\n\n');
+  return { body: out.join(''), calls };
+}
+
 /** Tool call ids Gemini left out are made from the clock by both; compared by shape. */
 const GENERATED = /^[a-z_]*_\d{13}_\d+$/;
 const generatedIds = (v) => JSON.parse(JSON.stringify(v, (k, x) => (typeof x === 'string' && GENERATED.test(x) ? 'GENERATED-ID' : x)));
@@ -173,6 +231,7 @@ function firstDifference(a, b, path = '') {
 }
 
 const APIS = [
+  { name: 'completions', make: completions, h: harness({ fixtures: new URL('../fixtures/openai-completions/', import.meta.url), provider: 'groq', key: KEY, basePath: '/openai/v1' }), model: 'llama-3.3-70b-versatile' },
   { name: 'responses', make: responses, h: harness({ fixtures: new URL('../fixtures/openai-responses/', import.meta.url), provider: 'openai', key: KEY, basePath: '/v1' }), model: 'gpt-5-mini' },
   { name: 'anthropic', make: anthropic, h: harness({ fixtures: new URL('../fixtures/anthropic/', import.meta.url), provider: 'anthropic', key: KEY, basePath: '' }), model: 'claude-sonnet-4-5' },
   { name: 'gemini', make: gemini, h: harness({ fixtures: new URL('../fixtures/google/', import.meta.url), provider: 'google', key: KEY, basePath: '/v1beta' }), model: 'gemini-2.5-flash' },
@@ -207,7 +266,7 @@ for (const api of APIS) {
 }
 
 test('provider shapes: an Anthropic message_start without usage (some compatible servers) streams on; pi-ai fails the stream reading it', async () => {
-  const h = APIS[1].h;
+  const h = APIS.find((a) => a.name === 'anthropic').h;
   const body = [
     sse('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [] } }),
     sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
