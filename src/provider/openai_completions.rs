@@ -13,7 +13,8 @@
 //! - parallel tool calls that a server numbers with the same `index` but distinct `id`s keep
 //!   their own arguments.
 //!
-//! Not read: OpenRouter's `reasoning_details` replay data and grammar ("custom") tools.
+//! OpenRouter's `reasoning_details` become the thinking block's signature, as in pi-ai. Not
+//! read: grammar ("custom") tools.
 
 use std::borrow::Cow;
 use std::rc::Rc;
@@ -39,6 +40,9 @@ pub struct ChatCompletionsDecoder {
     partial: Partial,
     text: Option<usize>,
     thinking: Option<usize>,
+    /// OpenRouter's `reasoning_details` streamed so far, merged as pi-ai merges them; they
+    /// become the thinking block's signature when it closes (replayed in the next request).
+    details: Option<Vec<Detail>>,
     calls: Vec<ToolCallState>,
     has_finish_reason: bool,
     has_response_id: bool,
@@ -109,6 +113,8 @@ struct WireDelta<'a> {
     reasoning: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     reasoning_text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    reasoning_details: Option<Value>,
     #[serde(borrow, default)]
     tool_calls: Option<Vec<WireCall<'a>>>,
 }
@@ -156,6 +162,7 @@ impl<'a> Wire<'a> {
                     reasoning_content: text(d, "reasoning_content"),
                     reasoning: text(d, "reasoning"),
                     reasoning_text: text(d, "reasoning_text"),
+                    reasoning_details: d.get("reasoning_details").cloned(),
                     tool_calls: d.get("tool_calls").and_then(Value::as_array).map(|calls| {
                         calls
                             .iter()
@@ -258,6 +265,7 @@ impl ChatCompletionsDecoder {
             partial,
             text: None,
             thinking: None,
+            details: None,
             calls: Vec::new(),
             has_finish_reason: false,
             has_response_id: false,
@@ -374,30 +382,25 @@ impl ChatCompletionsDecoder {
             .into_iter()
             .find_map(|(f, t)| t.filter(|t| !t.is_empty()).map(|t| (f, t)))
         {
-            let index = match self.thinking {
-                Some(i) => i,
-                None => {
-                    let provider = self.model.get("provider").and_then(Value::as_str);
-                    let signature = if provider == Some("opencode-go") && field == "reasoning" {
-                        "reasoning_content"
-                    } else {
-                        field
-                    };
-                    let i = self.push_block(serde_json::json!({"type": "thinking", "thinking": "", "thinkingSignature": signature}));
-                    self.thinking = Some(i);
-                    out.push(AssistantMessageEvent::ThinkingStart {
-                        content_index: i,
-                        partial: self.partial.clone(),
-                    });
-                    i
-                }
+            let provider = self.model.get("provider").and_then(Value::as_str);
+            let signature = if provider == Some("opencode-go") && field == "reasoning" {
+                "reasoning_content"
+            } else {
+                field
             };
+            let index = self.thinking_block(signature, out);
             self.grow(index, "thinking", &text);
             out.push(AssistantMessageEvent::ThinkingDelta {
                 content_index: index,
                 delta: text.into_owned(),
                 partial: self.partial.clone(),
             });
+        }
+        if let Some(Value::Array(details)) = delta.reasoning_details {
+            for detail in details.into_iter().filter(is_reasoning_detail) {
+                self.thinking_block("", out);
+                append_detail(self.details.get_or_insert_with(Vec::new), detail);
+            }
         }
         if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
             let index = match self.text {
@@ -423,6 +426,22 @@ impl ChatCompletionsDecoder {
             self.tool_call_delta(call, out);
         }
         Ok(())
+    }
+
+    /// The thinking block's index, opened now (with `signature`) when there is none yet.
+    fn thinking_block(&mut self, signature: &str, out: &mut Vec<AssistantMessageEvent>) -> usize {
+        if let Some(i) = self.thinking {
+            return i;
+        }
+        let i = self.push_block(
+            serde_json::json!({"type": "thinking", "thinking": "", "thinkingSignature": signature}),
+        );
+        self.thinking = Some(i);
+        out.push(AssistantMessageEvent::ThinkingStart {
+            content_index: i,
+            partial: self.partial.clone(),
+        });
+        i
     }
 
     fn tool_call_delta(&mut self, call: WireCall<'_>, out: &mut Vec<AssistantMessageEvent>) {
@@ -554,11 +573,20 @@ impl ChatCompletionsDecoder {
                     content: str_of(&block, "text").unwrap_or("").to_string(),
                     partial: self.partial.clone(),
                 }),
-                Some("thinking") => out.push(AssistantMessageEvent::ThinkingEnd {
-                    content_index: i,
-                    content: str_of(&block, "thinking").unwrap_or("").to_string(),
-                    partial: self.partial.clone(),
-                }),
+                Some("thinking") => {
+                    if let Some(details) = &self.details {
+                        let list = details.iter().map(detail_json).collect();
+                        let signature = crate::jsnum::json_stringify(&Value::Array(list));
+                        super::edit_block(&self.partial, i, |b| {
+                            b.insert("thinkingSignature".into(), signature.into());
+                        });
+                    }
+                    out.push(AssistantMessageEvent::ThinkingEnd {
+                        content_index: i,
+                        content: str_of(&block, "thinking").unwrap_or("").to_string(),
+                        partial: self.partial.clone(),
+                    })
+                }
                 Some("toolCall") => {
                     let none = ToolArgs::default();
                     let args = self
@@ -596,6 +624,97 @@ impl ChatCompletionsDecoder {
     ) -> AgentMessage {
         super::fail_partial(&self.partial, message, aborted, out)
     }
+}
+
+/// pi-ai's `isOpenAIReasoningDetail`: an object whose `id` (absent, null or a string),
+/// `format` (absent or a string) and `index` (absent or a number) are well-typed, of a known
+/// type with its payload a string.
+pub fn is_reasoning_detail(d: &Value) -> bool {
+    let Value::Object(o) = d else {
+        return false;
+    };
+    let common = matches!(o.get("id"), None | Some(Value::Null | Value::String(_)))
+        && matches!(o.get("format"), None | Some(Value::String(_)))
+        && matches!(o.get("index"), None | Some(Value::Number(_)));
+    let string = |k: &str| matches!(o.get(k), Some(Value::String(_)));
+    common
+        && match o.get("type").and_then(Value::as_str) {
+            Some("reasoning.summary") => string("summary"),
+            Some("reasoning.encrypted") => string("data"),
+            Some("reasoning.text") => {
+                string("text")
+                    && matches!(
+                        o.get("signature"),
+                        None | Some(Value::Null | Value::String(_))
+                    )
+            }
+            _ => false,
+        }
+}
+
+/// A reasoning detail as the JS object pi-ai merges into: keys in insertion order, `None`
+/// for a key set to `undefined`, which keeps its place and which JSON.stringify leaves out.
+type Detail = Vec<(String, Option<Value>)>;
+
+fn detail_json(d: &Detail) -> Value {
+    Value::Object(
+        d.iter()
+            .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+            .collect(),
+    )
+}
+
+/// pi-ai's `appendOpenAIReasoningDetail`: consecutive text (or summary) pieces merge into one
+/// entry, filling the fields the first piece lacked; anything else is an entry of its own.
+fn append_detail(details: &mut Vec<Detail>, detail: Value) {
+    let Value::Object(piece) = detail else {
+        return;
+    };
+    let field = match piece.get("type").and_then(Value::as_str) {
+        Some("reasoning.text") => "text",
+        Some("reasoning.summary") => "summary",
+        _ => "",
+    };
+    let get = |d: &Detail, k: &str| {
+        d.iter()
+            .find(|(key, _)| key == k)
+            .and_then(|(_, v)| v.clone())
+    };
+    let mergeable = !field.is_empty()
+        && details
+            .last()
+            .is_some_and(|last| get(last, "type").as_ref() == piece.get("type"));
+    let Some(last) = details.last_mut().filter(|_| mergeable) else {
+        details.push(piece.into_iter().map(|(k, v)| (k, Some(v))).collect());
+        return;
+    };
+    let more = piece.get(field).and_then(Value::as_str).unwrap_or("");
+    if let Some((_, Some(Value::String(s)))) = last.iter_mut().find(|(k, _)| k == field) {
+        s.push_str(more);
+    }
+    // `a ||= b` (signature, format) and `a ??= b` (id, index): JS assigns the key even when
+    // the piece lacks it (`undefined`).
+    let mut fill = |key: &str, keep: fn(&Value) -> bool| {
+        let have = last.iter().position(|(k, _)| k == key);
+        if have
+            .and_then(|i| last.get(i))
+            .and_then(|(_, v)| v.as_ref())
+            .is_some_and(keep)
+        {
+            return;
+        }
+        let v = piece.get(key).cloned();
+        match have.and_then(|i| last.get_mut(i)) {
+            Some(slot) => slot.1 = v,
+            None => last.push((key.to_string(), v)),
+        }
+    };
+    if field == "text" {
+        fill("signature", crate::jsnum::is_truthy);
+    }
+    fill("id", |v| !v.is_null());
+    fill("format", crate::jsnum::is_truthy);
+    fill("index", |v| !v.is_null());
 }
 
 /// `[DONE]` ends the stream (the API's terminator); every other payload is a chunk.

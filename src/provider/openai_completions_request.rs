@@ -19,6 +19,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::openai_completions::is_reasoning_detail;
 use super::transform::{collapse_system_messages, transform_messages};
 use crate::jsnum::json_stringify;
 use crate::json::sanitize;
@@ -612,6 +613,33 @@ pub fn merge_sampling_params(model: &Value, options: &RequestOptions, p: &mut Ma
     }
 }
 
+/// pi-ai's `parseOpenAIReasoningDetails`: a signature that is a non-empty JSON array of
+/// reasoning details.
+fn signed_details(signature: &str) -> Option<Value> {
+    match crate::json::parse(signature).ok()? {
+        Value::Array(list) if !list.is_empty() && list.iter().all(is_reasoning_detail) => {
+            Some(Value::Array(list))
+        }
+        _ => None,
+    }
+}
+
+/// pi-ai's `parseLegacyEncryptedReasoningDetail`: a tool call's signature that is one
+/// encrypted detail with an id and data.
+fn legacy_detail(signature: &str) -> Option<Value> {
+    let v = crate::json::parse(signature).ok()?;
+    let nonempty = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    (is_reasoning_detail(&v)
+        && str_field(&v, "type") == "reasoning.encrypted"
+        && nonempty("id")
+        && nonempty("data"))
+    .then_some(v)
+}
+
 /// One assistant message as Chat Completions replays it; `None` when it has nothing to send.
 fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value> {
     let blocks = m
@@ -641,6 +669,15 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
             str_field(b, "type") == "thinking" && !str_field(b, "thinking").trim().is_empty()
         })
         .collect();
+    // OpenRouter's reasoning, replayed as the `reasoning_details` it streamed (kept in a
+    // thinking block's signature), else as legacy encrypted details on the tool calls.
+    let of_type = |t: &'static str| blocks.iter().filter(move |b| str_field(b, "type") == t);
+    let legacy: Vec<Value> = of_type("toolCall")
+        .filter_map(|b| legacy_detail(str_field(b, "thoughtSignature")))
+        .collect();
+    let preserved = of_type("thinking")
+        .find_map(|b| signed_details(str_field(b, "thinkingSignature")))
+        .or_else(|| (!legacy.is_empty()).then(|| Value::Array(legacy)));
     if !thinking.is_empty() {
         if compat.requires_thinking_as_text {
             let joined: Vec<String> = thinking
@@ -661,10 +698,12 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
             if str_field(model, "provider") == "opencode-go" && signature == "reasoning" {
                 signature = "reasoning_content";
             }
-            if matches!(
-                signature,
-                "reasoning" | "reasoning_content" | "reasoning_text"
-            ) {
+            if preserved.is_none()
+                && matches!(
+                    signature,
+                    "reasoning" | "reasoning_content" | "reasoning_text"
+                )
+            {
                 let joined: Vec<&str> = thinking.iter().map(|b| str_field(b, "thinking")).collect();
                 a.insert(signature.into(), joined.join("\n").into());
             }
@@ -684,6 +723,9 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
         .collect();
     if !calls.is_empty() {
         a.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if let Some(details) = preserved {
+        a.insert("reasoning_details".into(), details);
     }
     if compat.requires_reasoning_content
         && model.get("reasoning") == Some(&Value::Bool(true))

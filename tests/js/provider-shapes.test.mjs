@@ -159,7 +159,7 @@ function gemini(r, noCalls = false) {
 /** A Chat Completions stream: text, reasoning (under each field name servers use) and
  * parallel tool calls with interleaved argument pieces; the chunk envelope, the role chunk,
  * the usage chunk and `[DONE]` each optional. */
-function completions(r, noCalls = false) {
+function completions(r, noCalls = false, details = false) {
   const out = [];
   const opt = (p) => r.chance(p);
   const head = () => (opt(0.6) ? { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm' } : {});
@@ -167,8 +167,24 @@ function completions(r, noCalls = false) {
   if (opt(0.7)) chunk({ role: 'assistant', ...(opt(0.5) ? { content: opt(0.5) ? '' : null } : {}) });
   let calls = 0;
   for (let i = 0, n = 1 + r.int(3); i < n; i++) {
-    const kind = r.pick(noCalls ? ['text', 'reasoning'] : ['text', 'text', 'reasoning', 'calls']);
-    if (kind === 'text') {
+    const kind = r.pick([...(noCalls ? ['text', 'reasoning'] : ['text', 'text', 'reasoning', 'calls']), ...(details ? ['details', 'details'] : [])]);
+    if (kind === 'details') {
+      // OpenRouter's reasoning_details: text and summary pieces (merged by type), encrypted
+      // entries, optional common fields, malformed entries (skipped), the reasoning text
+      // beside them or not.
+      for (let j = 0, m = 1 + r.int(4); j < m; j++) {
+        const common = () => ({ ...(opt(0.4) ? { id: r.pick([null, 'rd_1', 'rd_2']) } : {}), ...(opt(0.4) ? { format: r.pick(['openai-responses-v1', '', 'anthropic-claude-v1']) } : {}), ...(opt(0.4) ? { index: r.pick([0, 1]) } : {}) });
+        const text = r.pick(TEXTS).slice(0, 1 + r.int(6));
+        const detail = r.pick([
+          () => ({ type: 'reasoning.text', text, ...(opt(0.4) ? { signature: r.pick([null, '', 'sig_a', 'sig_b']) } : {}), ...common() }),
+          () => ({ type: 'reasoning.text', text, ...common() }),
+          () => ({ type: 'reasoning.summary', summary: text, ...common() }),
+          () => ({ type: 'reasoning.encrypted', data: 'ZW5jcnlwdGVk', ...common() }),
+          () => r.pick([{ type: 'reasoning.text', text: 5 }, { type: 'reasoning.other', text: 'x' }, { type: 'reasoning.summary', summary: 'x', format: null }, { type: 'reasoning.text', text: 'x', id: 7 }, 'str', null, [1]]),
+        ])();
+        chunk({ ...(opt(0.4) ? { reasoning: text } : {}), reasoning_details: opt(0.2) ? [detail, detail] : [detail] });
+      }
+    } else if (kind === 'text') {
       for (const d of pieces(r, r.pick(TEXTS))) chunk({ content: d });
       if (opt(0.1)) chunk({ content: '' });
     } else if (kind === 'reasoning') {
@@ -231,6 +247,7 @@ function firstDifference(a, b, path = '') {
 }
 
 const APIS = [
+  { name: 'completions-openrouter', make: (r, noCalls) => completions(r, noCalls, true), h: harness({ fixtures: new URL('../fixtures/openai-completions/', import.meta.url), provider: 'openrouter', key: KEY, basePath: '/api/v1' }), model: 'openai/gpt-4o-mini' },
   { name: 'completions', make: completions, h: harness({ fixtures: new URL('../fixtures/openai-completions/', import.meta.url), provider: 'groq', key: KEY, basePath: '/openai/v1' }), model: 'llama-3.3-70b-versatile' },
   { name: 'responses', make: responses, h: harness({ fixtures: new URL('../fixtures/openai-responses/', import.meta.url), provider: 'openai', key: KEY, basePath: '/v1' }), model: 'gpt-5-mini' },
   { name: 'anthropic', make: anthropic, h: harness({ fixtures: new URL('../fixtures/anthropic/', import.meta.url), provider: 'anthropic', key: KEY, basePath: '' }), model: 'claude-sonnet-4-5' },
