@@ -346,9 +346,22 @@ pub fn to_json(v: &JsValue, what: &str) -> Result<Option<Value>, Unreadable> {
     if v.is_undefined() || v.is_function() {
         return Ok(None);
     }
-    let text = json_stringify(v).map_err(|e| Unreadable {
-        message: format!("{what} cannot be converted to JSON: {}", error_text(&e)),
-        cause: Some(e),
+    let text = json_stringify(v).map_err(|e| {
+        let why = error_text(&e);
+        // JSON.stringify runs out of stack far beyond the depth the core reads at all: say so
+        // rather than quote the engine's stack message.
+        let message = if why.contains("call stack") {
+            format!(
+                "{what} cannot be converted to JSON: it is nested deeper than {} levels (the limit)",
+                crate::json::MAX_DEPTH
+            )
+        } else {
+            format!("{what} cannot be converted to JSON: {why}")
+        };
+        Unreadable {
+            message,
+            cause: Some(e),
+        }
     })?;
     let Some(text) = text.as_string() else {
         return Ok(None);

@@ -459,4 +459,10 @@ test('defect 7: a value deeper than the limit is refused naming the limit, and t
   await normalRunWorks();
   await assert.rejects(run('ours', { parameters: { type: 'object', properties: { a: { const: tooDeep } } } }), new RegExp(`parameters of tool t cannot be read as JSON: JSON nested deeper than ${MAX_DEPTH}`));
   await normalRunWorks();
+  // So deep that JSON.stringify itself runs out of stack: the limit is named, not the
+  // engine's stack message (the outside tester's 20,000-deep result).
+  const deeper = await run('ours', { finals: [A([call({})], 'toolUse')], result: { content: [{ type: 'text', text: 'r' }], details: deep(200_000) } });
+  assert.equal(deeper.toolResult.isError, true);
+  assert.match(deeper.toolResult.content[0].text, new RegExp(`cannot be converted to JSON: it is nested deeper than ${MAX_DEPTH} levels \\(the limit\\)`));
+  await normalRunWorks();
 });
