@@ -146,6 +146,50 @@ pub fn from_js_string(s: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// `parseFloat(s)`: leading JS whitespace skipped, then the longest prefix that is a decimal
+/// literal (or `Infinity`), with an optional sign; `NaN` when there is none.
+pub fn parse_float(s: &str) -> f64 {
+    let t = s.trim_start_matches(is_js_whitespace);
+    let (sign, rest) = match t.as_bytes().first() {
+        Some(b'-') => (-1.0, t.get(1..).unwrap_or("")),
+        Some(b'+') => (1.0, t.get(1..).unwrap_or("")),
+        _ => (1.0, t),
+    };
+    if rest.starts_with("Infinity") {
+        return sign * f64::INFINITY;
+    }
+    // The longest prefix of digits [. digits] [e±digits] with at least one digit before
+    // any exponent.
+    let b = rest.as_bytes();
+    let digits = |mut i: usize| {
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        i
+    };
+    let int_end = digits(0);
+    let mut end = int_end;
+    if b.get(end) == Some(&b'.') {
+        let frac_end = digits(end + 1);
+        if frac_end > end + 1 || int_end > 0 {
+            end = frac_end;
+        }
+    }
+    if end == 0 || (end == 1 && b.first() == Some(&b'.')) {
+        return f64::NAN;
+    }
+    if matches!(b.get(end), Some(b'e' | b'E')) {
+        let sign_len = usize::from(matches!(b.get(end + 1), Some(b'+' | b'-')));
+        let exp_end = digits(end + 1 + sign_len);
+        if exp_end > end + 1 + sign_len {
+            end = exp_end;
+        }
+    }
+    rest.get(..end)
+        .and_then(|n| n.parse::<f64>().ok())
+        .map_or(f64::NAN, |v| sign * v)
+}
+
 /// StrUnsignedDecimalLiteral: digits [. digits] [e±digits] | . digits [e±digits].
 fn is_decimal_literal(s: &str) -> bool {
     let b = s.as_bytes();
@@ -207,6 +251,38 @@ pub fn json_stringify(value: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parse_float_matches_javascript() {
+        // Expected values printed by Node's parseFloat.
+        let cases: &[(&str, &str)] = &[
+            ("2", "2"),
+            (" 2.5s", "2.5"),
+            ("1e3", "1000"),
+            ("1e", "1"),
+            ("-.5", "-0.5"),
+            (".", "NaN"),
+            (".e1", "NaN"),
+            ("5.", "5"),
+            ("+Infinityx", "Infinity"),
+            ("abc", "NaN"),
+            ("", "NaN"),
+            ("  \t7", "7"),
+            ("1.2.3", "1.2"),
+            ("0x10", "0"),
+            ("1e+2x", "100"),
+            ("-0", "0"),
+            ("Wed, 21 Oct 2015 07:28:00 GMT", "NaN"),
+            ("3.e2", "300"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(
+                to_js_string(parse_float(input)),
+                *want,
+                "parseFloat({input:?})"
+            );
+        }
+    }
 
     #[test]
     fn to_string_matches_ecmascript() {

@@ -191,6 +191,14 @@ impl ProviderHooks for Hooks {
             note: None,
         }
     }
+    /// Two dates around the test clock's epoch (1,700,000,000,000 ms).
+    fn parse_date(&self, text: &str) -> Option<f64> {
+        match text {
+            "Tue, 14 Nov 2023 22:13:24 GMT" => Some(1_700_000_004_000.0),
+            "Tue, 14 Nov 2023 22:13:10 GMT" => Some(1_699_999_990_000.0),
+            _ => None,
+        }
+    }
     fn finished(&self, _result: &pi_agent_wasm::message::AgentMessage, _late: &[usize]) {
         self.finished.set(self.finished.get() + 1);
     }
@@ -364,14 +372,15 @@ fn l20_a_reset_at_every_byte_ends_in_an_error_naming_it() {
                     End::Reset("socket hang up"),
                 )],
             );
-            // Once the terminal event was read, the rest of the body is not: a reset after
-            // it changes nothing.
-            if out.stop() == whole.stop() && out.error().is_empty() {
+            // Once the finish reason was read, the answer is whole: a reset after it ends the
+            // response normally (only a usage chunk may be lost).
+            if out.error().is_empty() {
+                assert_eq!(out.stop(), whole.stop(), "{api} cut at {cut}");
                 assert_eq!(
-                    comparable(&out.message),
-                    comparable(&whole.message),
+                    out.message["content"], whole.message["content"],
                     "{api} cut at {cut}"
                 );
+                assert_eq!(out.events.last().map(String::as_str), Some("done"));
                 continue;
             }
             assert_eq!(out.stop(), "error", "{api} cut at {cut}: {}", out.message);
@@ -819,4 +828,146 @@ fn a_model_of_another_api_rejects() {
         e.message,
         "No built-in provider for api: bedrock-converse (pass a streamFn for it)"
     );
+}
+
+#[test]
+fn a_quoted_event_is_cut_after_the_key_is_hidden_wherever_the_cut_falls() {
+    // An Anthropic event that is no JSON is quoted in the error; the key sits at every
+    // position around the 4,400-character cut.
+    for pad in (4250..4420).step_by(3) {
+        let data = format!("{{{}{KEY}", "x".repeat(pad));
+        let body = format!("event: message_start\ndata: {data}\n\n");
+        let out = run(
+            "anthropic-messages",
+            ProviderConfig::default(),
+            vec![sse(vec![body.into_bytes()], End::Done)],
+        );
+        let text = out.error();
+        assert!(
+            text.starts_with("Could not parse Anthropic SSE event message_start"),
+            "{pad}"
+        );
+        assert!(
+            !text.contains("sk-driver"),
+            "pad {pad}: {}",
+            &text[text.len() - 80..]
+        );
+        assert!(text.chars().count() < 4450, "{pad}");
+    }
+}
+
+#[test]
+fn a_key_echoed_as_metadata_is_hidden_in_the_message_and_its_events() {
+    // A finish reason, a response id and a model name that echo the key.
+    let chunk = |extra: &str| {
+        format!("data: {{\"id\": \"id-{KEY}\", \"model\": \"m-{KEY}\", \"choices\": [{{\"index\": 0, \"delta\": {{\"content\": \"hi\"}}{extra}}}]}}\n\n")
+    };
+    let body = format!(
+        "{}{}data: [DONE]\n\n",
+        chunk(""),
+        chunk(&format!(", \"finish_reason\": \"{KEY}\""))
+    );
+    let out = run(
+        "openai-completions",
+        ProviderConfig::default(),
+        vec![sse(vec![body.into_bytes()], End::Done)],
+    );
+    // run() asserts the final message holds no key; the fields say where it was.
+    assert_eq!(out.message["rawStopReason"], "[redacted]");
+    assert_eq!(out.message["responseId"], "id-[redacted]");
+    assert_eq!(out.error(), "Provider finish_reason: [redacted]");
+    // A Responses reason and item id.
+    let body = [
+        r#"event: response.output_item.added
+data: {"type":"response.output_item.added","output_index":0,"item":{"id":"msg_KEY","type":"message","role":"assistant","content":[]}}"#,
+        r#"event: response.output_text.delta
+data: {"type":"response.output_text.delta","item_id":"msg_KEY","output_index":0,"content_index":0,"delta":"hi"}"#,
+        r#"event: response.output_item.done
+data: {"type":"response.output_item.done","output_index":0,"item":{"id":"msg_KEY","type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}]}}"#,
+        r#"event: response.incomplete
+data: {"type":"response.incomplete","response":{"id":"r_KEY","status":"incomplete","incomplete_details":{"reason":"key KEY over quota"}}}"#,
+    ]
+    .join("\n\n")
+    .replace("KEY", KEY)
+        + "\n\n";
+    let out = run(
+        "openai-responses",
+        ProviderConfig::default(),
+        vec![sse(vec![body.into_bytes()], End::Done)],
+    );
+    assert_eq!(
+        out.error(),
+        "Response incomplete: key [redacted] over quota"
+    );
+    assert_eq!(out.message["content"][0]["text"], "hi");
+}
+
+#[test]
+fn after_the_final_event_an_open_or_broken_connection_does_not_hold_the_answer() {
+    let config = ProviderConfig {
+        timeout_ms: Some(300.0),
+        ..ProviderConfig::default()
+    };
+    for (api, dir) in APIS {
+        let body = fixture(dir, "text.sse");
+        let whole = run(
+            api,
+            config.clone(),
+            vec![sse(vec![body.clone()], End::Done)],
+        );
+        // Anthropic's message_stop and Responses' terminal event end the read; Chat
+        // Completions' [DONE] too. Gemini has no terminal event: a stall after its finish
+        // reason ends at the deadline, as a whole answer.
+        for end in [End::Stall, End::Reset("terminated")] {
+            let out = run(
+                api,
+                config.clone(),
+                vec![sse(vec![body.clone()], end.clone())],
+            );
+            assert_eq!(out.stop(), whole.stop(), "{api} {end:?}: {}", out.message);
+            assert_eq!(
+                out.message["content"], whole.message["content"],
+                "{api} {end:?}"
+            );
+            assert_eq!(out.error(), "", "{api} {end:?}");
+        }
+    }
+}
+
+#[test]
+fn retry_after_is_read_as_pi_ai_reads_it_dates_and_parse_float_included() {
+    let config = ProviderConfig {
+        max_retries: 5,
+        ..ProviderConfig::default()
+    };
+    let h = |name: &'static str, v: &str| vec![(name, v.to_string())];
+    let out = run(
+        "anthropic-messages",
+        config,
+        vec![
+            // An HTTP date 4 s after the clock's now.
+            reply(
+                429,
+                h("retry-after", "Tue, 14 Nov 2023 22:13:24 GMT"),
+                "busy",
+            ),
+            // A date in the past: no wait.
+            reply(
+                429,
+                h("retry-after", "Tue, 14 Nov 2023 22:13:10 GMT"),
+                "busy",
+            ),
+            // parseFloat reads a leading number.
+            reply(429, h("retry-after-ms", "150abc"), "busy"),
+            reply(429, h("retry-after", "2.5 seconds"), "busy"),
+            // Neither a number nor a date: the backoff (attempt 4: 8 s, no jitter here).
+            reply(429, h("retry-after", "soon"), "busy"),
+            sse(vec![fixture("anthropic", "text.sse")], End::Done),
+        ],
+    );
+    assert_eq!(out.stop(), "stop", "{}", out.message);
+    let s = &out.sleeps;
+    assert_eq!(s.len(), 5);
+    assert!((3_900.0..=4_000.0).contains(&s[0]), "{s:?}");
+    assert_eq!(s[1..], [0.0, 150.0, 2_500.0, 8_000.0]);
 }

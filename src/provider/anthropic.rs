@@ -142,12 +142,9 @@ impl AnthropicDecoder {
                     crate::json::parse(&repaired)
                 }
             })
-            .map_err(|e| {
-                // The data is quoted as pi-ai quotes it, but cut: an event may be up to
-                // maxEventBytes long, and an error text is no place for megabytes.
-                let data = super::cut_text(data, 4000);
-                format!("Could not parse Anthropic SSE event {name}: {e}; data={data}")
-            })?;
+            // The data is quoted whole, as pi-ai quotes it; the driver hides the key in the
+            // text and then cuts it (an event may be up to maxEventBytes long).
+            .map_err(|e| format!("Could not parse Anthropic SSE event {name}: {e}; data={data}"))?;
         let kind = if named {
             str_of(&event, "type").unwrap_or("")
         } else {
@@ -166,7 +163,12 @@ impl AnthropicDecoder {
             "content_block_delta" => self.block_delta(&event, out),
             "content_block_stop" => self.block_stop(&event, out),
             "message_delta" => self.message_delta(&event)?,
-            "message_stop" => self.stopped = true,
+            // The last event of a message: nothing is read after it, so a server that keeps
+            // the connection open does not hold the answer.
+            "message_stop" => {
+                self.stopped = true;
+                return Ok(true);
+            }
             _ => {}
         }
         Ok(false)

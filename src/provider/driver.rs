@@ -38,7 +38,7 @@ use crate::io::{
     AbortSignal, AssistantStream, Clock, HostFuture, HostResult, HttpRequest, HttpResponse,
     LlmContext, StreamOptions, Transport,
 };
-use crate::jsnum::to_js_string;
+use crate::jsnum::{parse_float, to_js_string};
 use crate::message::{str_field, AgentMessage};
 use crate::stream::{SseDecoder, SseEvent, SseLimits, SseOverflow};
 
@@ -49,6 +49,10 @@ const MAX_ERROR_BODY: usize = 4000;
 /// above real traffic, where a Responses `response.completed` event carries the whole
 /// output and a Gemini chunk may carry inline images of several MB.
 pub const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
+
+/// The longest error text a response ends with: a decoder may quote a whole malformed
+/// event, which may be up to `maxEventBytes` long.
+const MAX_ERROR_TEXT: usize = 4400;
 
 /// The most of a body that is no event stream (an HTTP error's, a 200 of JSON) that is read:
 /// its text is quoted cut to a few thousand characters anyway.
@@ -137,6 +141,10 @@ pub trait ProviderHooks {
         headers: &'a [(String, String)],
         model: &'a Rc<Value>,
     ) -> Option<HostFuture<'a, ()>> {
+        None
+    }
+    /// `Date.parse(text)`: ms since the epoch, `None` for a text that is no date.
+    fn parse_date(&self, text: &str) -> Option<f64> {
         None
     }
     /// A number in `[0, 1)` for the retry jitter.
@@ -270,24 +278,37 @@ pub fn retryable(status: u16, should_retry: Option<&str>) -> bool {
     }
 }
 
-/// The server's requested delay in ms: `retry-after-ms`, else `retry-after` in seconds.
-pub fn retry_after(response: &dyn HttpResponse) -> Option<f64> {
-    response
-        .header("retry-after-ms")
-        .and_then(|v| v.parse::<f64>().ok())
-        .or_else(|| {
-            response
-                .header("retry-after")
-                .and_then(|v| v.parse::<f64>().ok())
-                .map(|s| s * 1000.0)
-        })
+/// The server's requested delay in ms, read as pi-ai reads it: `retry-after-ms`, else
+/// `retry-after` in seconds or as an HTTP date (`parse_date`, the host's `Date.parse`,
+/// against `now`); each number by JS `parseFloat`. `None` when neither gives a finite delay.
+pub fn retry_after(
+    response: &dyn HttpResponse,
+    parse_date: &dyn Fn(&str) -> Option<f64>,
+    now: f64,
+) -> Option<f64> {
+    let header = |name| response.header(name).filter(|v| !v.is_empty());
+    if let Some(ms) = header("retry-after-ms").map(|v| parse_float(&v)) {
+        if ms.is_finite() {
+            return Some(ms);
+        }
+    }
+    let v = header("retry-after")?;
+    let seconds = parse_float(&v);
+    let ms = if seconds.is_nan() {
+        parse_date(&v).map_or(f64::NAN, |date| date - now)
+    } else {
+        seconds * 1000.0
+    };
+    ms.is_finite().then_some(ms)
 }
 
 /// The pause before retry `attempt`: the server's delay, else 0.5 s doubling up to 8 s,
 /// less up to a quarter by `random` in `[0, 1)` (pi-ai's policy).
 pub fn backoff(attempt: u32, server_ms: Option<f64>, random: f64) -> f64 {
+    // A date in the past is no wait at all, as pi-ai's `setTimeout(…, Math.max(0, ms))`.
     server_ms
-        .filter(|m| m.is_finite() && *m >= 0.0)
+        .filter(|m| m.is_finite())
+        .map(|m| m.max(0.0))
         .unwrap_or_else(|| {
             let base = (0.5 * f64::from(2u32.saturating_pow(attempt.min(4)))).min(8.0) * 1000.0;
             base * (1.0 - random * 0.25)
@@ -593,6 +614,9 @@ pub async fn open(
     }
     let mut r = response(api_key, timeout);
     let start = r.decoder.start();
+    if let AssistantMessageEvent::Start { partial } = &start {
+        r.partial = Some(partial.clone());
+    }
     r.queue.push_back(start);
     r.body = Some(sent);
     Ok(r)
@@ -650,7 +674,8 @@ async fn send(
             && retryable(response.status(), should.as_deref())
             && !aborted()
         {
-            let after = retry_after(&*response);
+            let hooks = &*services.hooks;
+            let after = retry_after(&*response, &|v| hooks.parse_date(v), services.clock.now());
             let max_delay = config.max_retry_delay_ms;
             if let Some(ms) = after.filter(|ms| max_delay > 0.0 && *ms > max_delay) {
                 let status = StatusLine::of(&*response);
@@ -770,6 +795,8 @@ pub struct ProviderStream {
     api_key: Option<String>,
     /// `timeoutMs`: the longest wait for the next piece of the body.
     timeout: Option<f64>,
+    /// The live partial (from `start`), whose metadata is kept free of the key.
+    partial: Option<crate::event::Partial>,
 }
 
 impl ProviderStream {
@@ -799,6 +826,7 @@ impl ProviderStream {
             result: None,
             api_key,
             timeout,
+            partial: None,
         }
     }
 
@@ -813,6 +841,12 @@ impl ProviderStream {
         let mut result = result;
         if let Value::Object(o) = Rc::make_mut(&mut result) {
             o.insert("durationMs".into(), crate::message::num(duration));
+            self.scrub(o, None);
+        }
+        if let Some(partial) = self.partial.clone() {
+            if let Value::Object(o) = &mut *partial.borrow_mut() {
+                self.scrub(o, None);
+            }
         }
         // The terminal events carry the message; they get the same duration.
         let events = events.into_iter().map(|e| match e {
@@ -834,16 +868,86 @@ impl ProviderStream {
         self.pending.clear();
     }
 
+    /// Hides the key in the provider's metadata of a message (ids, reasons, error texts,
+    /// signatures): its string fields other than `content`, and with `blocks` (all when
+    /// `None`) each block's strings other than its text, thinking and arguments. A server
+    /// that echoes the key there (as a finish reason, a response id) must not show it. The
+    /// key's escaped spellings need no check: these strings were read from JSON, which
+    /// unescaped them.
+    fn scrub(&self, o: &mut crate::message::Object, blocks: Option<&[usize]>) {
+        let Some(key) = self.api_key.as_deref().filter(|k| !k.is_empty()) else {
+            return;
+        };
+        let hooks = &*self.services.hooks;
+        let hide = |v: &mut Value| {
+            if let Value::String(s) = v {
+                if s.contains(key) {
+                    *s = hooks.redact(s, key);
+                }
+            }
+        };
+        for (k, v) in o.iter_mut() {
+            match (k.as_str(), v) {
+                ("content", Value::Array(list)) => {
+                    for (i, b) in list.iter_mut().enumerate() {
+                        if blocks.is_some_and(|only| !only.contains(&i)) {
+                            continue;
+                        }
+                        if let Value::Object(b) = b {
+                            for (bk, bv) in b.iter_mut() {
+                                if !matches!(bk.as_str(), "text" | "thinking" | "arguments") {
+                                    hide(bv);
+                                }
+                            }
+                        }
+                    }
+                }
+                (_, v) => hide(v),
+            }
+        }
+    }
+
+    /// [`scrub`](Self::scrub) of the live partial after a decode step: its top-level fields
+    /// when they changed, and the blocks whose start or end the step queued (those events
+    /// show the whole block).
+    fn hide_key(&self, top_changed: bool, events: &[AssistantMessageEvent]) {
+        use AssistantMessageEvent as E;
+        let (Some(partial), Some(_)) = (&self.partial, &self.api_key) else {
+            return;
+        };
+        let blocks: Vec<usize> = events
+            .iter()
+            .filter_map(|e| match e {
+                E::TextStart { content_index, .. }
+                | E::ThinkingStart { content_index, .. }
+                | E::ToolcallStart { content_index, .. }
+                | E::TextEnd { content_index, .. }
+                | E::ThinkingEnd { content_index, .. }
+                | E::ToolcallEnd { content_index, .. } => Some(*content_index),
+                _ => None,
+            })
+            .collect();
+        if !top_changed && blocks.is_empty() {
+            return;
+        }
+        if let Value::Object(o) = &mut *partial.borrow_mut() {
+            self.scrub(o, Some(&blocks));
+        }
+    }
+
     fn fail(&mut self, message: &str) {
         let mut out = Vec::new();
         let is_abort = self.services.signal.aborted();
         let text = if is_abort {
             ABORTED.to_string()
         } else {
-            match self.api_key.as_deref().filter(|k| !k.is_empty()) {
+            // The key is hidden before the text is cut: a cut through it would leave a part
+            // that no longer matches.
+            let text = match self.api_key.as_deref().filter(|k| !k.is_empty()) {
                 Some(key) => self.services.hooks.redact(message, key),
                 None => message.to_string(),
-            }
+            };
+            cut_text(&text, MAX_ERROR_TEXT)
         };
         let m = self.decoder.fail(&text, is_abort, &mut out);
         self.finish_with(m, out);
@@ -858,7 +962,9 @@ impl ProviderStream {
         }
         // One buffer for every chunk's events.
         let mut out = std::mem::take(&mut self.scratch);
+        let revision = super::top_level_revision();
         let decoded = self.decoder.event(&event.event, data, &mut out);
+        self.hide_key(revision != super::top_level_revision(), &out);
         self.queue.extend(out.drain(..));
         self.scratch = out;
         match decoded {
@@ -901,6 +1007,10 @@ impl ProviderStream {
             return;
         };
         let Some(read) = within(&*transport, timeout, body.read()).await else {
+            if self.decoder.complete() {
+                // The answer is whole; only usage was still to come.
+                return self.end();
+            }
             let ms = to_js_string(timeout.unwrap_or_default());
             return self.fail(&format!("Request timed out: no data for {ms} ms"));
         };
@@ -917,6 +1027,8 @@ impl ProviderStream {
                 // Ended without `[DONE]`: what was decoded decides (L-20).
                 self.ended = true;
             }
+            // A connection lost after the finish reason loses no part of the answer.
+            Err(_) if self.decoder.complete() => return self.end(),
             Err(e) => return self.fail(&e),
         }
         self.pending.extend(events);

@@ -38,6 +38,8 @@ pub struct GoogleDecoder {
     /// For ids of calls the server sent without one (pi-ai: `name_time_counter`).
     now: f64,
     counter: u64,
+    /// A finish reason arrived: only usage may follow.
+    pub(crate) finished: bool,
 }
 
 fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -185,6 +187,7 @@ impl GoogleDecoder {
             streaming: None,
             now,
             counter: 0,
+            finished: false,
         }
     }
 
@@ -506,6 +509,7 @@ impl GoogleDecoder {
             }
         }
         if let Some(reason) = candidate.and_then(|c| str_of(c, "finishReason")) {
+            self.finished = true;
             self.set("rawStopReason", reason.into());
             let mut stop = map_stop_reason(reason)?;
             if stop == StopReason::Stop && super::has_tool_call(&self.partial) {

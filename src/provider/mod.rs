@@ -261,6 +261,11 @@ pub trait Decoder {
     ) -> Result<bool, String> {
         self.data(data, out)
     }
+    /// Whether the stream has said the answer is whole (a finish reason), so that only
+    /// usage may follow: a body that then breaks off or stalls ends the response normally.
+    fn complete(&self) -> bool {
+        false
+    }
     /// Blocks changed after their last event; a writer that keeps its own copy of the
     /// partial refreshes them at the end. Taken once.
     fn late_blocks(&mut self) -> Vec<usize> {
@@ -325,7 +330,13 @@ macro_rules! decoder {
     };
 }
 
-decoder!(google::GoogleDecoder, data);
+decoder!(
+    google::GoogleDecoder,
+    data,
+    fn complete(&self) -> bool {
+        self.finished
+    }
+);
 decoder!(
     openai_responses::ResponsesDecoder,
     named,

@@ -728,6 +728,9 @@ impl Decoder for ChatCompletionsDecoder {
         }
         self.chunk(data, out).map(|()| false)
     }
+    fn complete(&self) -> bool {
+        self.has_finish_reason
+    }
     fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
         ChatCompletionsDecoder::finish(self, out)
     }

@@ -391,9 +391,12 @@ impl ResponsesDecoder {
                     self.item_done(index, item, out);
                 }
             }
+            // The terminal events: nothing is read after them, so a server that keeps the
+            // connection open does not hold the answer.
             "response.completed" | "response.incomplete" => {
                 let response = event.get("response").cloned().unwrap_or(Value::Null);
                 self.finalize(&response)?;
+                return Ok(true);
             }
             "error" => {
                 return Err(format!(

@@ -118,15 +118,9 @@ impl Transport for JsTransport {
                 Ok(response) => Ok(Box::new(JsResponse {
                     response,
                     reader: None,
+                    describe_error: self.describe_error.clone(),
                 }) as Box<dyn HttpResponse>),
-                // The thrown value's message with its cause, as `streamProxy` words it.
-                Err(e) => Err(e
-                    .payload
-                    .as_ref()
-                    .and_then(|p| p.downcast_ref::<JsValue>())
-                    .and_then(|v| call(&self.describe_error, &[v]).ok())
-                    .and_then(|t| t.as_string())
-                    .unwrap_or(e.message)),
+                Err(e) => Err(describe(&self.describe_error, e)),
             }
         })
     }
@@ -154,6 +148,17 @@ impl Transport for JsTransport {
     }
 }
 
+/// A thrown value's message with its cause (fetch's "fetch failed" or a body's "terminated"
+/// say nothing by themselves), by the glue's `describeError`, as `streamProxy` words it.
+fn describe(describe_error: &Function, e: Thrown) -> String {
+    e.payload
+        .as_ref()
+        .and_then(|p| p.downcast_ref::<JsValue>())
+        .and_then(|v| call(describe_error, &[v]).ok())
+        .and_then(|t| t.as_string())
+        .unwrap_or(e.message)
+}
+
 /// Calls the glue timer's `cancel` when dropped, so no timer outlives its wait.
 struct Cancel(JsValue);
 
@@ -169,6 +174,7 @@ impl Drop for Cancel {
 struct JsResponse {
     response: Response,
     reader: Option<BodyReader>,
+    describe_error: Function,
 }
 
 impl HttpResponse for JsResponse {
@@ -195,7 +201,12 @@ impl HttpResponse for JsResponse {
                 self.reader = Some(self.response.reader().map_err(|e| e.message)?);
             }
             match self.reader.as_mut() {
-                Some(reader) => reader.read().await.map_err(|e| e.message),
+                Some(reader) => reader.read().await.map_err(|e| {
+                    format!(
+                        "Reading the response failed: {}",
+                        describe(&self.describe_error, e)
+                    )
+                }),
                 None => Ok(None),
             }
         })
@@ -284,6 +295,10 @@ impl ProviderHooks for JsHooks {
             settle(call(&hook, &[&info, &self.model])?).await?;
             Ok(())
         }))
+    }
+
+    fn parse_date(&self, text: &str) -> Option<f64> {
+        Some(js_sys::Date::parse(text)).filter(|ms| ms.is_finite())
     }
 
     fn random(&self) -> f64 {
