@@ -1,22 +1,23 @@
-//! A provider decoder driven the way the built-in stream drives it (src/wasm/builtin.rs,
-//! `RustResponse`): body chunks through the SSE decoder; each event's `data` trimmed, empty
-//! ones skipped; the decoder sees one event at a time; `Ok(true)` ends the response,
-//! `Err` fails it, the end of the body finishes it. That loop lives in the wasm-only
-//! binding, so it is replayed here; keep the two in step.
+//! A provider decoder run by the built-in stream's own driver (`provider::driver`) over a
+//! scripted transport that serves the body in the given chunks: the SSE feed loop, the
+//! decoder, the key hiding and the error-text cut are the package's, not a replay.
 //!
 //! Then the facts every response must keep, whatever the bytes: `start` first, exactly one
 //! terminal event and it last; each content block opened once, its deltas and end after
 //! that and of its kind; the final message a valid pi assistant message that
 //! `JSON.stringify` writes as JSON; and the same result for any split of the body.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
 use crate::typed::Message;
 use pi_agent_wasm::event::AssistantMessageEvent;
+use pi_agent_wasm::io::{
+    AssistantStream, HttpRequest, HttpResponse, LlmContext, StreamOptions, Transport,
+};
 use pi_agent_wasm::message::AgentMessage;
-use pi_agent_wasm::provider::Decoder;
-use pi_agent_wasm::stream::{SseDecoder, SseEvent};
+use pi_agent_wasm::provider::driver::{self, ProviderConfig, ProviderHooks, Services};
 use serde_json::{json, Value};
 
 /// The four APIs, each with the model its decoder gets (costs set, so cost is computed).
@@ -45,20 +46,6 @@ impl Api {
                 "cost": {"input": 0.3, "output": 2.5, "cacheRead": 0.03, "cacheWrite": 0}}),
         }
     }
-
-    fn decoder(self) -> Box<dyn Decoder> {
-        use pi_agent_wasm::provider::*;
-        let model = Rc::new(self.model());
-        let now = 1_700_000_000_000.0;
-        match self {
-            Api::Completions => {
-                Box::new(openai_completions::ChatCompletionsDecoder::new(model, now))
-            }
-            Api::Responses => Box::new(openai_responses::ResponsesDecoder::new(model, now)),
-            Api::Anthropic => Box::new(anthropic::AnthropicDecoder::new(model, now)),
-            Api::Google => Box::new(google::GoogleDecoder::new(model, now)),
-        }
-    }
 }
 
 /// One decoded response: its events and its final message.
@@ -67,46 +54,141 @@ pub struct Decoded {
     pub message: AgentMessage,
 }
 
-/// Replays the built-in stream's loop over `chunks`.
-pub fn decode(api: Api, chunks: &[&[u8]]) -> Decoded {
-    let mut decoder = api.decoder();
-    let mut sse = SseDecoder::new();
-    let mut events = vec![decoder.start()];
-    let mut pending: Vec<SseEvent> = Vec::new();
-    let mut end: Option<AgentMessage> = None;
-    for chunk in chunks {
-        sse.feed(chunk, &mut pending);
-        end = step(&mut decoder, &mut pending, &mut events);
-        if end.is_some() {
-            break;
-        }
+/// `futures::future::LocalBoxFuture`, which the host traits return.
+type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
+
+/// The fuzz key: long and odd enough that no input spells it by chance.
+const KEY: &str = "sk-fuzz-7f3a9c2e5b8d1046";
+
+/// A transport whose one response is a 200 event stream of the given chunks.
+struct Scripted(RefCell<Option<Vec<Vec<u8>>>>);
+
+struct Body(VecDeque<Vec<u8>>);
+
+impl HttpResponse for Body {
+    fn status(&self) -> u16 {
+        200
     }
-    if end.is_none() {
-        sse.finish(&mut pending);
-        end = step(&mut decoder, &mut pending, &mut events);
+    fn status_text(&self) -> String {
+        "OK".into()
     }
-    let message = end.unwrap_or_else(|| decoder.finish(&mut events));
-    Decoded { events, message }
+    fn header(&self, name: &str) -> Option<String> {
+        name.eq_ignore_ascii_case("content-type")
+            .then(|| "text/event-stream".into())
+    }
+    fn headers(&self) -> Vec<(String, String)> {
+        vec![("content-type".into(), "text/event-stream".into())]
+    }
+    fn read(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, String>> {
+        let next = self.0.pop_front();
+        Box::pin(async move { Ok(next) })
+    }
 }
 
-/// Decodes the SSE events read so far, one at a time; `Some` once the response ended.
-fn step(
-    decoder: &mut Box<dyn Decoder>,
-    pending: &mut Vec<SseEvent>,
-    events: &mut Vec<AssistantMessageEvent>,
-) -> Option<AgentMessage> {
-    for e in pending.drain(..) {
-        let data = e.data.trim();
-        if data.is_empty() {
-            continue;
-        }
-        match decoder.event(&e.event, data, events) {
-            Ok(false) => {}
-            Ok(true) => return Some(decoder.finish(events)),
-            Err(m) => return Some(decoder.fail(&m, false, events)),
-        }
+impl Transport for Scripted {
+    fn send<'a>(
+        &'a self,
+        _request: &'a HttpRequest,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn HttpResponse>, String>> {
+        let chunks = self.0.borrow_mut().take().unwrap_or_default();
+        Box::pin(async move { Ok(Box::new(Body(chunks.into())) as Box<dyn HttpResponse>) })
     }
-    None
+    fn sleep(&self, _ms: f64) -> LocalBoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+    fn timer(&self, _ms: f64) -> LocalBoxFuture<'static, ()> {
+        Box::pin(futures_never())
+    }
+}
+
+/// A future that never completes (no deadline is set here anyway).
+fn futures_never() -> impl std::future::Future<Output = ()> {
+    std::future::pending()
+}
+
+struct Hooks;
+impl ProviderHooks for Hooks {}
+
+struct Clock;
+impl pi_agent_wasm::io::Clock for Clock {
+    fn now(&self) -> f64 {
+        1_700_000_000_000.0
+    }
+    fn monotonic(&self) -> f64 {
+        0.0
+    }
+}
+
+struct NotAborted;
+impl pi_agent_wasm::io::AbortSignal for NotAborted {
+    fn aborted(&self) -> bool {
+        false
+    }
+}
+
+/// Runs a future that never waits (the scripted transport is always ready) to its end.
+fn run_ready<T>(fut: impl std::future::Future<Output = T>) -> T {
+    let mut fut = std::pin::pin!(fut);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match fut.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("the scripted transport never waits"),
+    }
+}
+
+/// The built-in stream's driver (`provider::driver`) over `chunks`, as the package runs it:
+/// the request, the SSE feed loop, the decoder, the key hidden, the error text cut.
+pub fn decode(api: Api, chunks: &[&[u8]]) -> Decoded {
+    let services = Services {
+        transport: Rc::new(Scripted(RefCell::new(Some(
+            chunks.iter().map(|c| c.to_vec()).collect(),
+        )))),
+        hooks: Rc::new(Hooks),
+        clock: Rc::new(Clock),
+        signal: Rc::new(NotAborted),
+    };
+    let mut model = api.model();
+    if let Value::Object(o) = &mut model {
+        o.entry("baseUrl")
+            .or_insert_with(|| "http://127.0.0.1/v1".into());
+    }
+    let model = Rc::new(model);
+    let context = LlmContext {
+        messages: vec![Rc::new(
+            json!({"role": "user", "content": "hi", "timestamp": 1}),
+        )],
+    };
+    let options = StreamOptions {
+        api_key: Some(KEY.into()),
+        reasoning: None,
+        identity: json!({}),
+    };
+    run_ready(async {
+        let mut stream = driver::open(
+            &services,
+            &ProviderConfig::default(),
+            &model,
+            context,
+            options,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("open rejected: {}", e.message));
+        let mut events = Vec::new();
+        while let Some(e) = stream
+            .next()
+            .await
+            .unwrap_or_else(|e| panic!("{}", e.message))
+        {
+            events.push(e);
+        }
+        let message = stream
+            .result()
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| panic!("no final message"));
+        Decoded { events, message }
+    })
 }
 
 /// What a split-independent comparison looks at: each event's kind, index and text.
