@@ -20,31 +20,24 @@ use pi_agent_wasm::message::AgentMessage;
 use pi_agent_wasm::provider::driver::{self, ProviderConfig, ProviderHooks, Services};
 use serde_json::{json, Value};
 
-/// The four APIs, each with the model its decoder gets (costs set, so cost is computed).
-#[derive(Clone, Copy, Debug)]
-pub enum Api {
-    Completions,
-    Responses,
-    Anthropic,
-    Google,
-}
+/// The four APIs, as the driver names them.
+pub use pi_agent_wasm::provider::driver::Api;
 
-impl Api {
-    pub fn model(self) -> Value {
-        match self {
-            Api::Completions => json!({"id": "gpt-4o-mini", "api": "openai-completions",
+/// The model of each API's responses (costs set, so cost is computed).
+pub fn model(api: Api) -> Value {
+    match api {
+        Api::Completions => json!({"id": "gpt-4o-mini", "api": "openai-completions",
                 "provider": "openai", "baseUrl": "https://api.openai.com/v1",
                 "cost": {"input": 0.15, "output": 0.6, "cacheRead": 0.075, "cacheWrite": 0}}),
-            Api::Responses => json!({"id": "gpt-5-mini", "api": "openai-responses",
+        Api::Responses => json!({"id": "gpt-5-mini", "api": "openai-responses",
                 "provider": "openai",
                 "cost": {"input": 0.25, "output": 2, "cacheRead": 0.025, "cacheWrite": 0}}),
-            Api::Anthropic => json!({"id": "claude-sonnet-4-5", "api": "anthropic-messages",
+        Api::Anthropic => json!({"id": "claude-sonnet-4-5", "api": "anthropic-messages",
                 "provider": "anthropic",
                 "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}),
-            Api::Google => json!({"id": "gemini-2.5-flash", "api": "google-generative-ai",
+        Api::Google => json!({"id": "gemini-2.5-flash", "api": "google-generative-ai",
                 "provider": "google",
                 "cost": {"input": 0.3, "output": 2.5, "cacheRead": 0.03, "cacheWrite": 0}}),
-        }
     }
 }
 
@@ -147,7 +140,7 @@ pub fn decode(api: Api, chunks: &[&[u8]]) -> Decoded {
         clock: Rc::new(Clock),
         signal: Rc::new(NotAborted),
     };
-    let mut model = api.model();
+    let mut model = model(api);
     if let Value::Object(o) = &mut model {
         o.entry("baseUrl")
             .or_insert_with(|| "http://127.0.0.1/v1".into());
