@@ -201,11 +201,14 @@ impl HttpResponse for JsResponse {
                 self.reader = Some(self.response.reader().map_err(|e| e.message)?);
             }
             match self.reader.as_mut() {
-                Some(reader) => reader.read().await.map_err(|e| {
-                    format!(
+                // A reset or a broken stream (a thrown value) is named with its cause; the
+                // reader's own errors (a chunk that is no bytes) name themselves.
+                Some(reader) => reader.read().await.map_err(|e| match e.payload {
+                    Some(_) => format!(
                         "Reading the response failed: {}",
                         describe(&self.describe_error, e)
-                    )
+                    ),
+                    None => e.message,
                 }),
                 None => Ok(None),
             }
