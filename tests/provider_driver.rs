@@ -604,6 +604,17 @@ fn each_api_words_http_errors_as_its_sdk() {
         out.error(),
         r#"{"error":{"message":"down","code":500,"status":"Scripted"}}"#
     );
+    let json = vec![("content-type", "application/json".to_string())];
+    let out = run(
+        "google-generative-ai",
+        ProviderConfig::default(),
+        vec![reply(401, json, "")],
+    );
+    assert_eq!(
+        out.error(),
+        "Unexpected end of JSON input",
+        "@google/genai's JSON.parse of nothing"
+    );
 }
 
 #[test]
@@ -690,6 +701,18 @@ fn the_key_goes_in_the_apis_header_only() {
             .collect();
         assert_eq!(with_key, [&(header.to_string(), value)], "{api}");
         assert!(!sent.body.contains(KEY) && !sent.url.contains(KEY), "{api}");
+        // The OpenAI SDK asks for JSON, as the Anthropic one does.
+        let accept = sent
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("accept"));
+        if api != "google-generative-ai" {
+            assert_eq!(
+                accept.map(|(_, v)| v.as_str()),
+                Some("application/json"),
+                "{api}"
+            );
+        }
     }
 }
 

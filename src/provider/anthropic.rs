@@ -115,7 +115,15 @@ impl AnthropicDecoder {
         let u = &mut self.usage;
         u.total_tokens = u.input + u.output + u.cache_read + u.cache_write;
         calculate_cost(&self.model, u);
-        let value = serde_json::to_value(&self.usage).unwrap_or_else(|_| zero_usage());
+        let mut value = serde_json::to_value(&self.usage).unwrap_or_else(|_| zero_usage());
+        // pi-ai's usage starts without these two and sets them later: they come last.
+        if let Value::Object(o) = &mut value {
+            for key in ["cacheWrite1h", "reasoning"] {
+                if let Some(v) = o.shift_remove(key) {
+                    o.insert(key.into(), v);
+                }
+            }
+        }
         self.set("usage", value);
     }
 

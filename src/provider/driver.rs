@@ -222,12 +222,15 @@ pub fn http_error(status: u16, body: &str) -> String {
 pub fn api_http_error(api: Api, model: &Value, response: &StatusLine, body: &str) -> String {
     let status = response.status;
     if api == Api::Google {
-        // @google/genai's: a JSON body (by its content type) as JSON, else an error object
-        // of the text, the status and its text.
+        // @google/genai's: a JSON body (by its content type) is quoted as JSON (an empty one
+        // fails JSON.parse), else an error object of the text, the status and its text.
         let json = response
             .content_type
             .as_deref()
             .is_some_and(|t| t.contains("application/json"));
+        if json && crate::jsnum::is_js_blank(body) {
+            return "Unexpected end of JSON input".into();
+        }
         let v = match crate::json::parse(body) {
             Ok(v) if json => v,
             _ => serde_json::json!({ "error": {
@@ -464,7 +467,10 @@ fn request_headers(
                 "true".into(),
             ));
         }
-        _ => headers.push(("Authorization".into(), format!("Bearer {key}"))),
+        _ => {
+            headers.push(("Accept".into(), "application/json".into()));
+            headers.push(("Authorization".into(), format!("Bearer {key}")));
+        }
     }
     headers.extend(super::attribution_headers(model, &options.identity));
     if let Some(model_headers) = model.get("headers").filter(|h| h.is_object()) {

@@ -58,6 +58,30 @@ pub fn set_field(partial: &Partial, key: &str, value: Value) {
     REVISION.with(|r| r.set(r.get().wrapping_add(1)));
 }
 
+/// Sets a top-level field of the partial at position `index` when it is new (where JS
+/// created the key earlier, holding `undefined`); an existing key keeps its place.
+pub fn set_field_at(partial: &Partial, index: usize, key: &str, value: Value) {
+    if let Value::Object(o) = &mut *partial.borrow_mut() {
+        if o.contains_key(key) || index >= o.len() {
+            o.insert(key.into(), value);
+        } else {
+            // Rebuilt rather than `shift_insert`, which costs 2 KB of wasm for this one use.
+            let mut rebuilt = Map::new();
+            let mut new = Some((key.to_string(), value));
+            for (i, (k, v)) in std::mem::take(o).into_iter().enumerate() {
+                if i == index {
+                    if let Some((nk, nv)) = new.take() {
+                        rebuilt.insert(nk, nv);
+                    }
+                }
+                rebuilt.insert(k, v);
+            }
+            *o = rebuilt;
+        }
+    }
+    REVISION.with(|r| r.set(r.get().wrapping_add(1)));
+}
+
 /// Pushes a content block; returns its index.
 pub fn push_block(partial: &Partial, block: Value) -> usize {
     let mut p = partial.borrow_mut();

@@ -46,6 +46,8 @@ pub struct ChatCompletionsDecoder {
     calls: Vec<ToolCallState>,
     has_finish_reason: bool,
     has_response_id: bool,
+    /// Where `responseId` stands among the partial's keys (see `apply`).
+    id_slot: Option<usize>,
     has_response_model: bool,
     model_id: String,
 }
@@ -269,6 +271,7 @@ impl ChatCompletionsDecoder {
             calls: Vec::new(),
             has_finish_reason: false,
             has_response_id: false,
+            id_slot: None,
             has_response_model: false,
             model_id,
         }
@@ -335,10 +338,15 @@ impl ChatCompletionsDecoder {
         if let Some(message) = stream_error(chunk.error.as_ref()) {
             return Err(message);
         }
+        // pi-ai's `output.responseId ||= chunk.id` on every chunk: the first one creates the
+        // key where it stands (undefined, so not shown, when that chunk has no id).
+        let slot = *self
+            .id_slot
+            .get_or_insert_with(|| self.partial.borrow().as_object().map_or(0, |o| o.len()));
         if !self.has_response_id {
-            if let Some(id) = chunk.id.filter(|s| !s.is_empty()) {
-                self.set("responseId", id.as_ref().into());
-                self.has_response_id = true;
+            if let Some(id) = chunk.id {
+                super::set_field_at(&self.partial, slot, "responseId", id.as_ref().into());
+                self.has_response_id = !id.is_empty();
             }
         }
         if let Some(m) = chunk.model.filter(|m| !m.is_empty()) {

@@ -270,7 +270,8 @@ for (const api of APIS) {
       const theirs = generatedIds(await api.h.runWith(piStreamSimple, bodies, { modelId: api.model }));
       try {
         assert.deepEqual(ours.events, theirs.events);
-        assert.deepEqual(ours.messages, theirs.messages);
+        // As JSON text: key order counts (a message is stored and replayed as it serialises).
+        assert.equal(JSON.stringify(ours.messages), JSON.stringify(theirs.messages));
         assert.deepEqual(ours.requests.map((q) => q.body), theirs.requests.map((q) => q.body));
       } catch {
         if (ONLY) console.log(JSON.stringify({ body: first.body, ours: ours.messages, pi: theirs.messages }, null, 1));
