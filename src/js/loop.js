@@ -364,7 +364,23 @@ const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse,
  * `"anthropic-messages"` or `"google-generative-ai"`. Inside the loop its deltas reach JS
  * once each, already applied to the message.
  */
+/** pi-ai's `normalizeContext`: a context's `systemPrompt` and `tools` (pi-ai's `Context`)
+ * folded into a leading system message, as its `streamSimple` does before any request. */
+function normalizeContext(context) {
+  const { systemPrompt, tools } = context;
+  const hasPrompt = systemPrompt !== undefined && systemPrompt.length > 0;
+  const hasTools = tools !== undefined && tools.length > 0;
+  if (!hasPrompt && !hasTools) return context;
+  const head = { role: 'system', content: systemPrompt ?? '', ...(hasTools ? { toolsAdded: tools } : {}), timestamp: 0 };
+  return { messages: [head, ...context.messages] };
+}
+
 export function streamSimple(model, context, options) {
+  try {
+    context = normalizeContext(context);
+  } catch {
+    // A context that cannot be read is reported by the stream as it reads it again.
+  }
   const stream = new AssistantMessageEventStream();
   const response = watchResponse((event) => stream.push(event), model);
   guarded(

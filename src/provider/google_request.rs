@@ -500,7 +500,9 @@ pub fn build_body(
         generation.insert("thinkingConfig".into(), config);
     }
     body.insert("generationConfig".into(), Value::Object(generation));
-    Ok(Value::Object(body))
+    let mut body = Value::Object(body);
+    sdk_key_order(&mut body);
+    Ok(body)
 }
 
 /// `POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse`.
@@ -510,4 +512,58 @@ pub fn url(model: &Value) -> String {
         "{base}/models/{}:streamGenerateContent?alt=sse",
         str_field(model, "id")
     )
+}
+
+/// The key order @google/genai writes (its converters copy the fields they know, in their
+/// own order): a content's `parts` before `role`, a part's fields in its list, a function
+/// call's `args`, `id`, `name`. pi-ai's request bytes come out of that SDK.
+fn sdk_key_order(body: &mut Value) {
+    const PART: [&str; 14] = [
+        "mediaResolution",
+        "toolCall",
+        "toolResponse",
+        "audioTranscription",
+        "codeExecutionResult",
+        "executableCode",
+        "fileData",
+        "functionCall",
+        "functionResponse",
+        "inlineData",
+        "text",
+        "thought",
+        "thoughtSignature",
+        "videoMetadata",
+    ];
+    fn reorder(v: &mut Value, order: &[&str]) {
+        if let Value::Object(o) = v {
+            let mut sorted = Map::new();
+            for k in order {
+                if let Some(x) = o.shift_remove(*k) {
+                    sorted.insert((*k).to_string(), x);
+                }
+            }
+            sorted.extend(std::mem::take(o));
+            *o = sorted;
+        }
+    }
+    let Value::Object(b) = body else { return };
+    let mut contents: Vec<&mut Value> = Vec::new();
+    for (key, v) in b.iter_mut() {
+        match (key.as_str(), v) {
+            ("contents", Value::Array(list)) => contents.extend(list.iter_mut()),
+            ("systemInstruction", v) => contents.push(v),
+            _ => {}
+        }
+    }
+    for content in contents {
+        reorder(content, &["parts", "role"]);
+        if let Some(Value::Array(parts)) = content.get_mut("parts") {
+            for part in parts {
+                reorder(part, &PART);
+                if let Some(call) = part.get_mut("functionCall") {
+                    reorder(call, &["args", "id", "name"]);
+                }
+            }
+        }
+    }
 }
