@@ -43,6 +43,19 @@ pub trait AbortSignal {
 /// progress (L-140). A sink that throws rejects the run (L-82).
 pub trait EventSink {
     fn emit(&self, event: AgentEvent) -> HostFuture<'_, ()>;
+    /// Delivers a `message_update`. A sink may hold it until a call with `flush` (or a
+    /// [`flush`](Self::flush)): the loop flushes whenever its stream is about to wait for
+    /// the host (a network read) and before any other event, so a network chunk's updates
+    /// reach the sink in one call, each awaited as [`emit`](Self::emit) is.
+    fn update(&self, event: AssistantMessageEvent, _flush: bool) -> HostFuture<'_, ()> {
+        self.emit(AgentEvent::MessageUpdate {
+            event: Rc::new(event),
+        })
+    }
+    /// Delivers the updates [`update`](Self::update) held.
+    fn flush(&self) -> HostFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
     /// This sink as an [`Emitter`] that outlives the borrow: a running tool may call
     /// `onUpdate` at any time, synchronously inside `execute` included, and pi delivers each
     /// `tool_execution_update` at once (L-105).
@@ -85,6 +98,11 @@ pub trait AssistantStream {
     /// The stream's result (L-84). `None` means the stream was ended without a result, where
     /// pi would wait forever (L-15); the loop turns that into an error message instead.
     fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>>;
+    /// Whether [`next`](Self::next) would return without waiting for the host (the rest of
+    /// a network chunk already read). The loop delivers held updates when it is not.
+    fn ready(&self) -> bool {
+        false
+    }
 
     /// The message of `message_start` for a `start` event: a copy of the partial (pi's
     /// `{...partial}`). A host whose partial lives elsewhere (a JS object) copies it there.

@@ -226,6 +226,19 @@ fn is_decimal_literal(s: &str) -> bool {
 /// as JS writes them (`-150`, not `-150.0`; `1e+21`) and lone surrogates as `\udXXX`
 /// escapes (crate::json), so request bodies and argument strings match pi's byte for byte.
 pub fn json_stringify(value: &serde_json::Value) -> String {
+    let mut out = Vec::new();
+    if write_json(&mut out, value).is_err() {
+        return crate::json::escape_lone(value.to_string());
+    }
+    crate::json::escape_lone(String::from_utf8(out).unwrap_or_else(|_| value.to_string()))
+}
+
+/// Appends `value` as JSON text to `out` as [`json_stringify`] writes it, except that lone
+/// surrogates stay in crate::json's form (the caller escapes the whole text once).
+pub fn write_json<T: serde::Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    value: &T,
+) -> Result<(), serde_json::Error> {
     struct JsFormatter;
     impl serde_json::ser::Formatter for JsFormatter {
         fn write_f64<W: ?Sized + std::io::Write>(
@@ -240,12 +253,8 @@ pub fn json_stringify(value: &serde_json::Value) -> String {
             }
         }
     }
-    let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, JsFormatter);
-    if serde::Serialize::serialize(value, &mut ser).is_err() {
-        return crate::json::escape_lone(value.to_string());
-    }
-    crate::json::escape_lone(String::from_utf8(out).unwrap_or_else(|_| value.to_string()))
+    let mut ser = serde_json::Serializer::with_formatter(out, JsFormatter);
+    value.serialize(&mut ser)
 }
 
 #[cfg(test)]

@@ -86,6 +86,7 @@ pub async fn stream_assistant_response(
 
     // L-83.
     let mut last_partial: Option<AgentMessage> = None;
+    // (Held updates come only from a stream that never throws: the built-in one.)
     while let Some(event) = stream.next().await? {
         match &event {
             AssistantMessageEvent::Start { partial } => {
@@ -97,14 +98,10 @@ pub async fn stream_assistant_response(
             AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. } => break,
             // Updates before any `start` are dropped (L-83, verified).
             _ if last_partial.is_none() => {}
-            _ => {
-                host.emit(AgentEvent::MessageUpdate {
-                    event: Rc::new(event),
-                })
-                .await?;
-            }
+            _ => host.sink.update(event, !stream.ready()).await?,
         }
     }
+    host.sink.flush().await?;
     // L-84/L-85: the stream's own result, not the terminal event's message.
     let final_message = match stream.result().await? {
         Some(m) if m.is_object() => m,

@@ -238,44 +238,84 @@ function applyChanges(block, changes) {
 /** Per partial: the argument path the last change list appended at. */
 const appendPaths = new WeakMap();
 
-/** Called by wasm for each update of a built-in (Rust) response: edits the JS copy of the
- * partial with what changed and returns the `message_update` event. Cost: the delta.
- * `changesJson === true` appends the delta at the partial's last append path. */
-function applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson) {
+/** The update types of a built-in response's records, by kind. */
+const UPDATE_TYPES = ['text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end',
+  'toolcall_start', 'toolcall_delta', 'toolcall_end'];
+
+/** Applies one record of a built-in (Rust) response to the JS copy of its partial and returns
+ * the `message_update` event; `undefined` for the records that only edit (kind 9: top-level
+ * fields; 10: a block's late fields). A record is `[kind, contentIndex, delta, block, head,
+ * changes, meta]`, absent fields null or left off; `changes === true` appends the delta at
+ * the partial's last append path. Cost: the delta. */
+function applyRecord(partial, r) {
+  const kind = r[0], index = r[1], delta = r[2], block = r[3], meta = r[6];
   const content = partial.content;
-  if (metaJson !== undefined) assignMeta(partial, metaJson);
-  if (blockJson !== undefined) content[index] = JSON.parse(blockJson);
-  else if (type === 'text_delta') content[index].text += delta;
-  else if (type === 'thinking_delta') content[index].thinking += delta;
-  else if (type === 'toolcall_delta') {
-    const block = content[index];
-    if (headJson !== undefined) Object.assign(block, JSON.parse(headJson));
-    if (changesJson === true) applyChanges(block, [[appendPaths.get(partial), 1, delta]]);
-    else if (changesJson !== undefined) {
-      const changes = JSON.parse(changesJson);
-      applyChanges(block, changes);
+  if (meta != null) assignMeta(partial, meta);
+  if (kind === 9) return undefined;
+  if (kind === 10) {
+    const target = content[index];
+    if (target !== null && typeof target === 'object') Object.assign(target, block);
+    return undefined;
+  }
+  if (block != null) content[index] = block;
+  else if (kind === 1) content[index].text += delta;
+  else if (kind === 4) content[index].thinking += delta;
+  else if (kind === 7) {
+    const target = content[index], head = r[4], changes = r[5];
+    if (head != null) Object.assign(target, head);
+    if (changes === true) applyChanges(target, [[appendPaths.get(partial), 1, delta]]);
+    else if (changes != null) {
+      applyChanges(target, changes);
       const last = changes[changes.length - 1];
       if (last[1] === 1) appendPaths.set(partial, last[0]);
     }
   }
-  const event = { type, contentIndex: index };
-  if (delta !== undefined) event.delta = delta;
+  const event = { type: UPDATE_TYPES[kind], contentIndex: index };
+  if (delta != null) event.delta = delta;
   // An end carries its whole block: its text is the event's `content`.
-  if (type === 'text_end') event.content = content[index].text;
-  else if (type === 'thinking_end') event.content = content[index].thinking;
-  else if (type === 'toolcall_end') event.toolCall = content[index];
+  if (kind === 2) event.content = content[index].text;
+  else if (kind === 5) event.content = content[index].thinking;
+  else if (kind === 8) event.toolCall = content[index];
   event.partial = partial;
   return { type: 'message_update', assistantMessageEvent: event, message: { ...partial } };
 }
 
-/** The function wasm calls per update of a built-in response: applies it and emits the
- * event (with `inner`, its `assistantMessageEvent`) in one crossing; returns what `emit`
- * returned. */
+/** `v` to await when it is a thenable (its `then` read once), else undefined. */
+function thenable(v) {
+  if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return undefined;
+  if (v instanceof Promise) return v;
+  const then = v.then;
+  if (typeof then !== 'function') return undefined;
+  return new Promise((resolve, reject) => then.call(v, resolve, reject));
+}
+
+/** The function wasm calls once per network chunk of a built-in response, with the chunk's
+ * records as JSON: applies each and emits its event (with `inner`, its
+ * `assistantMessageEvent`), awaiting what `emit` returned when it is a thenable before the
+ * next, as pi's `await emit(event)`. Returns undefined when nothing was awaited, else a
+ * Promise of the rest. */
 function updater(emit, inner) {
-  return (partial, type, index, delta, blockJson, headJson, changesJson, metaJson) => {
-    const update = applyUpdate(partial, type, index, delta, blockJson, headJson, changesJson, metaJson);
-    return emit(inner ? update.assistantMessageEvent : update);
+  const next = (partial, records, i) => {
+    for (; i < records.length; i++) {
+      const update = applyRecord(partial, records[i]);
+      if (update === undefined) continue;
+      const pending = thenable(emit(inner ? update.assistantMessageEvent : update));
+      if (pending !== undefined) return rest(partial, records, i + 1, pending);
+    }
+    return undefined;
   };
+  const rest = async (partial, records, i, pending) => {
+    for (;;) {
+      await pending;
+      pending = undefined;
+      for (; pending === undefined && i < records.length; i++) {
+        const update = applyRecord(partial, records[i]);
+        if (update !== undefined) pending = thenable(emit(inner ? update.assistantMessageEvent : update));
+      }
+      if (pending === undefined) return;
+    }
+  };
+  return (partial, batch) => next(partial, JSON.parse(batch), 0);
 }
 
 /**
@@ -285,8 +325,7 @@ function updater(emit, inner) {
  * computed on the first object; a reported usage is a new object, with `reasoning`). The
  * other cases replace the object. The copy does as its provider does.
  */
-function assignMeta(partial, metaJson) {
-  const meta = JSON.parse(metaJson);
+function assignMeta(partial, meta) {
   const inPlace = partial.api === 'anthropic-messages' || (partial.api === 'openai-responses' && !('reasoning' in (meta.usage ?? {})));
   if (inPlace && meta.usage && partial.usage) {
     const { cost, ...counts } = meta.usage;
@@ -356,7 +395,7 @@ function emitEvent(emit, kind, a, b, c, d, e) {
   }
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, updater, assignMeta, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, updater, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

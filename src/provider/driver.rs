@@ -1062,7 +1062,28 @@ impl AssistantStream for ProviderStream {
         })
     }
 
+    /// The result, taken after the last update was delivered: a signal aborted meanwhile
+    /// (by the sink, say) ends a response that had ended normally as aborted, as an abort
+    /// before its end was decoded does.
     fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>> {
-        Box::pin(async move { Ok(self.result.clone()) })
+        Box::pin(async move {
+            if self.services.signal.aborted() {
+                if let Some(Value::Object(o)) = self.result.as_mut().map(Rc::make_mut) {
+                    if !matches!(
+                        o.get("stopReason").and_then(Value::as_str),
+                        Some("error" | "aborted")
+                    ) {
+                        o.insert("stopReason".into(), "aborted".into());
+                        o.insert("errorMessage".into(), ABORTED.into());
+                    }
+                }
+            }
+            Ok(self.result.clone())
+        })
+    }
+
+    /// Only a read of the body waits.
+    fn ready(&self) -> bool {
+        !self.queue.is_empty() || self.body.is_none() || !self.pending.is_empty() || self.ended
     }
 }

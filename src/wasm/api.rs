@@ -62,7 +62,6 @@ fn builtin_stream(
         signal,
         sleep: glue_fn(glue, "sleep")?,
         copy: glue_fn(glue, "copyWith")?,
-        assign_meta: glue_fn(glue, "assignMeta")?,
         deadline: glue_fn(glue, "deadline")?,
         env_api_key: glue_fn(glue, "envApiKey")?,
         describe_error: glue_fn(glue, "describeError")?,
@@ -366,14 +365,18 @@ pub async fn stream_once(
                 set(&out, if done { "message" } else { "error" }, &message);
             }
             _ => {
-                // The sink's updater pushes the `assistantMessageEvent` itself.
-                if let Some(pushed) = sink.update(&event) {
-                    pushed.map_err(thrown_to_js)?;
+                // The sink's updater pushes each `assistantMessageEvent` itself, a network
+                // chunk's at once.
+                sink.record(&event);
+                if !stream.ready() {
+                    sink.deliver_batch().map_err(thrown_to_js)?;
                 }
                 continue;
             }
         }
+        sink.deliver_batch().map_err(thrown_to_js)?;
         call(&push, &[&out]).map_err(thrown_to_js)?;
     }
+    sink.deliver_batch().map_err(thrown_to_js)?;
     Ok(JsValue::UNDEFINED)
 }

@@ -39,8 +39,6 @@ pub struct BuiltinStreamFn {
     pub sleep: Function,
     /// Glue `copyWith(object)`: a shallow copy.
     pub copy: Function,
-    /// Glue `assignMeta(partial, metaJson)`: sets a JS partial's top-level fields.
-    pub assign_meta: Function,
     /// Glue `deadline(ms)`: `{ promise, cancel }` of a timer.
     pub deadline: Function,
     /// Glue `envApiKey(provider, env)`: `{ apiKey }` or `{ note }` from the environment.
@@ -232,7 +230,6 @@ struct JsHooks {
     model: JsValue,
     redact: Function,
     env_api_key: Function,
-    assign_meta: Function,
     updates: UpdateCell,
 }
 
@@ -313,7 +310,7 @@ impl ProviderHooks for JsHooks {
         if !late.is_empty() {
             sync_blocks(&self.updates, result, late);
         }
-        sync_meta(&self.updates, result, &self.assign_meta);
+        sync_meta(&self.updates, result);
     }
 }
 
@@ -332,6 +329,10 @@ impl AssistantStream for BuiltinResponse {
 
     fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>> {
         self.inner.result()
+    }
+
+    fn ready(&self) -> bool {
+        self.inner.ready()
     }
 
     /// `message_start`'s message is a shallow copy of the JS partial the updates edit, so
@@ -374,7 +375,6 @@ impl StreamFn for BuiltinStreamFn {
                     model: self.table.to_js(model),
                     redact: self.redact.clone(),
                     env_api_key: self.env_api_key.clone(),
-                    assign_meta: self.assign_meta.clone(),
                     updates: self.updates.clone(),
                 }),
                 clock: Rc::new(JsClock),

@@ -1,13 +1,14 @@
 //! The JS copy of a Rust stream's partial message, which each `message_update` shows: made
 //! once per response (seeded at `start`) and then edited with what each event changed, so a
-//! delta costs O(delta). The built-in stream brings it up to the final message at the end.
+//! delta costs O(delta). The edits of one network chunk are records in one JSON batch,
+//! which the glue applies (emitting each update's event) in one crossing. The built-in
+//! stream brings the copy up to the final message at the end, with records that emit
+//! nothing.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::Function;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 /// The JS copy of the response being rendered, shared with the built-in stream, which seeds
 /// it at `start` (so `message_start`'s message shares its `content`, as pi's `{...partial}`).
@@ -23,22 +24,24 @@ pub fn seed(cell: &UpdateCell, partial: &crate::event::Partial, js: JsValue) {
         head: None,
         revision: crate::provider::top_level_revision(),
         append: None,
+        batch: Vec::new(),
     });
 }
 
-/// Brings the top-level fields of the JS copy up to `message` (the final message), through
-/// the glue's `assignMeta(partial, metaJson)`, the one place that knows how each API's
-/// partial changes (Anthropic's usage in place, the others replaced).
-pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value, assign_meta: &Function) {
+/// Record kinds after the nine update types (glue `UPDATE_TYPES`): edits without an event.
+const SET_META: usize = 9;
+const ASSIGN_BLOCK: usize = 10;
+
+/// Brings the top-level fields of the JS copy up to `message` (the final message): a record
+/// for the glue's `assignMeta`, the one place that knows how each API's partial changes
+/// (Anthropic's usage in place, the others replaced).
+pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value) {
     if let Some(state) = cell.borrow_mut().as_mut() {
         if meta_differs(&state.meta, message) {
             state.meta = meta_of(message);
             let json = crate::json::stringify(&serde_json::Value::Object(state.meta.clone()));
-            let _ = assign_meta.call2(
-                &JsValue::UNDEFINED,
-                &state.partial,
-                &JsValue::from_str(&json),
-            );
+            let fields = [None, None, None, None, Some(Field::Json(&json))];
+            record(&mut state.batch, SET_META, 0, fields);
         }
     }
 }
@@ -47,24 +50,17 @@ pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value, assign_meta: &F
 /// their last event (a signature completed by the final response). Assigned in place, so
 /// references to the block see the change as they would in pi.
 pub fn sync_blocks(cell: &UpdateCell, message: &serde_json::Value, indices: &[usize]) {
-    let Some(state) = cell.borrow().as_ref().map(|s| s.partial.clone()) else {
+    let mut state = cell.borrow_mut();
+    let Some(state) = state.as_mut() else {
         return;
     };
-    let content = super::js::get(&state, "content");
     for &i in indices {
         let Some(block) = message.get("content").and_then(|c| c.get(i)) else {
             continue;
         };
-        let Ok(target) = js_sys::Reflect::get_u32(&content, i as u32) else {
-            continue;
-        };
-        if target.is_object() {
-            let fields = super::js::from_json(block);
-            let _ = js_sys::Object::assign(
-                target.unchecked_ref(),
-                fields.unchecked_ref::<js_sys::Object>(),
-            );
-        }
+        let json = crate::json::stringify(block);
+        let fields = [None, Some(Field::Json(&json)), None, None, None];
+        record(&mut state.batch, ASSIGN_BLOCK, i, fields);
     }
 }
 
@@ -88,6 +84,64 @@ pub struct UpdateState {
     /// The block and argument path the glue last appended at: a delta that appends its own
     /// text there again is sent as just the delta.
     pub(super) append: Option<(usize, Vec<crate::stream::PathSeg>)>,
+    /// The records not delivered yet, comma-separated JSON arrays.
+    pub(super) batch: Vec<u8>,
+}
+
+/// A field of a record: a string (JSON-escaped here), JSON text, or `true`.
+pub(super) enum Field<'a> {
+    Str(&'a str),
+    Json(&'a str),
+    True,
+}
+
+/// Appends the record `[kind, index, delta, block, head, changes, meta]` to `batch`, with
+/// `null` for an absent field and the absent ones at the end left off.
+pub(super) fn record(batch: &mut Vec<u8>, kind: usize, index: usize, fields: [Option<Field>; 5]) {
+    if !batch.is_empty() {
+        batch.push(b',');
+    }
+    batch.push(b'[');
+    push_digits(batch, kind);
+    batch.push(b',');
+    push_digits(batch, index);
+    let used = fields
+        .iter()
+        .rposition(Option::is_some)
+        .map_or(0, |i| i + 1);
+    for field in fields.iter().take(used) {
+        batch.push(b',');
+        match field {
+            None => batch.extend_from_slice(b"null"),
+            Some(Field::Str(s)) => {
+                let _ = crate::jsnum::write_json(batch, s);
+            }
+            Some(Field::Json(j)) => batch.extend_from_slice(j.as_bytes()),
+            Some(Field::True) => batch.extend_from_slice(b"true"),
+        }
+    }
+    batch.push(b']');
+}
+
+/// Appends the decimal digits of `n`.
+fn push_digits(out: &mut Vec<u8>, n: usize) {
+    if n >= 10 {
+        push_digits(out, n / 10);
+    }
+    out.push(b'0' + (n % 10) as u8);
+}
+
+/// The records of `batch` as one JSON array (lone surrogates written as `JSON.stringify`
+/// writes them), leaving `batch` empty; `None` when there are none.
+pub(super) fn take_batch(batch: &mut Vec<u8>) -> Option<String> {
+    if batch.is_empty() {
+        return None;
+    }
+    let mut text = Vec::with_capacity(batch.len() + 2);
+    text.push(b'[');
+    text.append(batch);
+    text.push(b']');
+    String::from_utf8(text).ok().map(crate::json::escape_lone)
 }
 
 pub(super) type Meta = serde_json::Map<String, serde_json::Value>;

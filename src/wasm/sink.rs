@@ -1,6 +1,6 @@
 //! The event sink: builds pi's event objects in the glue (`emitEvent`, one crossing per
-//! event; a `message_update` of a Rust stream through the mirror, one crossing per delta)
-//! and awaits the caller's `emit` only when it returns a thenable.
+//! event; the `message_update`s of a Rust stream through the mirror, one crossing per
+//! network chunk) and awaits the caller's `emit` only when it returns a thenable.
 
 use std::rc::Rc;
 
@@ -10,7 +10,8 @@ use wasm_bindgen::JsCast;
 
 use super::js::{pending, settle};
 use super::mirror::{
-    changes_json, initial_block, meta_differs, meta_of, pristine, UpdateCell, UpdateState,
+    changes_json, initial_block, meta_differs, meta_of, pristine, record, take_batch, Field,
+    UpdateCell, UpdateState,
 };
 use super::table::Table;
 use crate::error::Thrown;
@@ -23,10 +24,9 @@ pub struct JsSink {
     /// The glue object, whose `emitEvent` builds and delivers events.
     pub glue: Glue,
     pub table: Rc<Table>,
-    /// Glue `updater(emit)`'s function `(partial, type, index, delta, blockJson, headJson,
-    /// changesJson, metaJson)`: applies one streamed change to the JS copy of a Rust stream's
-    /// partial, builds the `message_update` event (an end's `content` is read from the block
-    /// it carries) and returns `emit(event)`: one crossing per delta.
+    /// Glue `updater(emit)`'s function `(partial, batchJson)`: applies a network chunk's
+    /// records to the JS copy of a Rust stream's partial, emitting each update's
+    /// `message_update` event: one crossing per chunk.
     pub apply_update: Function,
     pub updates: UpdateCell,
 }
@@ -118,15 +118,14 @@ fn deliver(t: &Table, glue: &Glue, emit: &Function, event: &AgentEvent) -> Resul
 }
 
 impl JsSink {
-    /// Emits a `message_update` for a Rust stream, O(delta): the JS copy of the partial is
-    /// made once per response and then edited with what the event changed. Returns what
-    /// `emit` returned; `None` for an event without a partial.
-    pub fn update(
-        &self,
-        event: &crate::event::AssistantMessageEvent,
-    ) -> Option<Result<JsValue, Thrown>> {
+    /// Records a `message_update` of a Rust stream for the next [`deliver_batch`]
+    /// (Self::deliver_batch), O(delta): the JS copy of the partial is made once per response
+    /// and then edited with what the event changed.
+    pub fn record(&self, event: &crate::event::AssistantMessageEvent) {
         use crate::event::AssistantMessageEvent as E;
-        let partial = event.partial()?;
+        let Some(partial) = event.partial() else {
+            return;
+        };
         let p = partial.borrow();
         let mut state = self.updates.borrow_mut();
         if !matches!(&*state, Some(s) if Rc::ptr_eq(&s.source, partial)) {
@@ -141,141 +140,161 @@ impl JsSink {
                 head: None,
                 revision: crate::provider::top_level_revision(),
                 append: None,
+                batch: Vec::new(),
             });
         }
-        let s = state.as_mut()?;
+        let Some(s) = state.as_mut() else {
+            return;
+        };
         // Top-level fields are compared only after some were set.
         let revision = crate::provider::top_level_revision();
-        let mut meta_arg = JsValue::UNDEFINED;
+        let mut meta = None;
         if s.revision != revision {
             s.revision = revision;
             if meta_differs(&s.meta, &p) {
                 s.meta = meta_of(&p);
-                meta_arg = JsValue::from_str(&crate::json::stringify(&serde_json::Value::Object(
+                meta = Some(crate::json::stringify(&serde_json::Value::Object(
                     s.meta.clone(),
                 )));
             }
         }
-        let (index, delta) = match event {
-            E::TextStart { content_index, .. }
-            | E::ThinkingStart { content_index, .. }
-            | E::ToolcallStart { content_index, .. }
-            | E::TextEnd { content_index, .. }
-            | E::ThinkingEnd { content_index, .. }
-            | E::ToolcallEnd { content_index, .. } => (*content_index, None),
+        let (kind, index, delta) = match event {
+            E::TextStart { content_index, .. } => (0, *content_index, None),
             E::TextDelta {
                 content_index,
                 delta,
                 ..
-            }
-            | E::ThinkingDelta {
+            } => (1, *content_index, Some(delta.as_str())),
+            E::TextEnd { content_index, .. } => (2, *content_index, None),
+            E::ThinkingStart { content_index, .. } => (3, *content_index, None),
+            E::ThinkingDelta {
                 content_index,
                 delta,
                 ..
-            }
-            | E::ToolcallDelta {
+            } => (4, *content_index, Some(delta.as_str())),
+            E::ThinkingEnd { content_index, .. } => (5, *content_index, None),
+            E::ToolcallStart { content_index, .. } => (6, *content_index, None),
+            E::ToolcallDelta {
                 content_index,
                 delta,
                 ..
-            } => (*content_index, Some(delta.as_str())),
-            _ => return None,
+            } => (7, *content_index, Some(delta.as_str())),
+            E::ToolcallEnd { content_index, .. } => (8, *content_index, None),
+            _ => return,
         };
         #[cfg(feature = "test-trap")]
         super::test_trap::check(delta.unwrap_or_default());
         // Text and thinking deltas need only their delta: the block is not looked up.
-        let block = match event {
-            E::TextDelta { .. } | E::ThinkingDelta { .. } => None,
+        let block = match kind {
+            1 | 4 => None,
             _ => p.get("content").and_then(|c| c.get(index)),
         };
         // Starts and ends carry the whole block (empty at a start, sent once at an end).
-        let block_arg = match event {
-            E::TextStart { .. } | E::ThinkingStart { .. } | E::ToolcallStart { .. } => block
-                .map_or(JsValue::UNDEFINED, |b| {
-                    JsValue::from_str(&crate::json::stringify(&initial_block(b)))
-                }),
-            E::TextEnd { .. } | E::ThinkingEnd { .. } | E::ToolcallEnd { .. } => block
-                .map_or(JsValue::UNDEFINED, |b| {
-                    JsValue::from_str(&crate::json::stringify(b))
-                }),
-            _ => JsValue::UNDEFINED,
+        let block_json = match kind {
+            0 | 3 | 6 => block.map(|b| crate::json::stringify(&initial_block(b))),
+            2 | 5 | 8 => block.map(crate::json::stringify),
+            _ => None,
         };
         // A tool call's delta: its id and name when they changed (rarely), and the edits to
         // its arguments (none for whitespace).
-        let (head_arg, changes_arg) = match event {
-            E::ToolcallDelta { changes, .. } => {
-                let id = block
-                    .and_then(|b| b.get("id"))
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("");
-                let name = block
-                    .and_then(|b| b.get("name"))
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("");
-                let same =
-                    matches!(&s.head, Some((i, a, b)) if *i == index && a == id && b == name);
-                let head = if same {
-                    JsValue::UNDEFINED
-                } else {
-                    s.head = Some((index, id.to_string(), name.to_string()));
-                    JsValue::from_str(&crate::json::stringify(
-                        &serde_json::json!({ "id": id, "name": name }),
-                    ))
-                };
-                let repeat = match changes.as_slice() {
-                    [crate::stream::Change::Append { path, text }] => {
-                        Some(text.as_str()) == delta
-                            && matches!(&s.append, Some((i, p)) if *i == index && p == path)
-                    }
-                    _ => false,
-                };
-                let edits = if changes.is_empty() {
-                    JsValue::UNDEFINED
-                } else if repeat {
-                    // Appends the delta at the glue's last append path.
-                    JsValue::TRUE
-                } else {
-                    if let Some(crate::stream::Change::Append { path, .. }) = changes.last() {
-                        s.append = Some((index, path.clone()));
-                    }
-                    JsValue::from_str(&changes_json(changes))
-                };
-                (head, edits)
+        let mut head = None;
+        let mut edits = None;
+        if let E::ToolcallDelta { changes, .. } = event {
+            let id = block
+                .and_then(|b| b.get("id"))
+                .and_then(|v| v.as_str())
+                .unwrap_or("");
+            let name = block
+                .and_then(|b| b.get("name"))
+                .and_then(|v| v.as_str())
+                .unwrap_or("");
+            let same = matches!(&s.head, Some((i, a, b)) if *i == index && a == id && b == name);
+            if !same {
+                s.head = Some((index, id.to_string(), name.to_string()));
+                let mut text = b"{\"id\":".to_vec();
+                let _ = crate::jsnum::write_json(&mut text, id);
+                text.extend_from_slice(b",\"name\":");
+                let _ = crate::jsnum::write_json(&mut text, name);
+                text.push(b'}');
+                head = String::from_utf8(text).ok();
             }
-            _ => (JsValue::UNDEFINED, JsValue::UNDEFINED),
+            let repeat = match changes.as_slice() {
+                [crate::stream::Change::Append { path, text }] => {
+                    Some(text.as_str()) == delta
+                        && matches!(&s.append, Some((i, p)) if *i == index && p == path)
+                }
+                _ => false,
+            };
+            if repeat {
+                // Appends the delta at the glue's last append path.
+                edits = Some(None);
+            } else if !changes.is_empty() {
+                if let Some(crate::stream::Change::Append { path, .. }) = changes.last() {
+                    s.append = Some((index, path.clone()));
+                }
+                edits = Some(Some(changes_json(changes)));
+            }
+        }
+        let fields = [
+            delta.map(Field::Str),
+            block_json.as_deref().map(Field::Json),
+            head.as_deref().map(Field::Json),
+            edits
+                .as_ref()
+                .map(|e| e.as_deref().map_or(Field::True, Field::Json)),
+            meta.as_deref().map(Field::Json),
+        ];
+        record(&mut s.batch, kind, index, fields);
+    }
+
+    /// Hands the recorded updates to the glue in one call, which applies each to the JS
+    /// copy and emits its event, awaiting what `emit` returns before the next. Returns
+    /// `undefined` when nothing had to be awaited, else a Promise of the rest.
+    pub fn deliver_batch(&self) -> Result<JsValue, Thrown> {
+        let (partial, batch) = {
+            let mut state = self.updates.borrow_mut();
+            let Some(s) = state.as_mut() else {
+                return Ok(JsValue::UNDEFINED);
+            };
+            let Some(batch) = take_batch(&mut s.batch) else {
+                return Ok(JsValue::UNDEFINED);
+            };
+            (s.partial.clone(), batch)
         };
-        let delta_arg = delta.map_or(JsValue::UNDEFINED, super::js::js_str);
         // No borrow is held while the sink runs: it is the caller's code, and may re-enter.
-        let js_partial = s.partial.clone();
-        drop(state);
-        drop(p);
-        let rendered = self.apply_update.call8(
-            &JsValue::UNDEFINED,
-            &js_partial,
-            &super::js::key(event.kind()),
-            &JsValue::from_f64(index as f64),
-            &delta_arg,
-            &block_arg,
-            &head_arg,
-            &changes_arg,
-            &meta_arg,
-        );
-        Some(rendered.map_err(super::js::thrown))
+        self.apply_update
+            .call2(&JsValue::UNDEFINED, &partial, &JsValue::from_str(&batch))
+            .map_err(super::js::thrown)
     }
 }
 
 impl EventSink for JsSink {
     fn emit(&self, event: AgentEvent) -> HostFuture<'_, ()> {
-        let update = match &event {
-            AgentEvent::MessageUpdate { event } => self.update(event),
-            _ => None,
-        };
-        let returned = match update {
-            Some(returned) => returned,
-            None => deliver(&self.table, &self.glue, &self.emit, &event),
-        };
+        // (The loop sends updates through `update`, and flushes them before other events.)
+        let returned = deliver(&self.table, &self.glue, &self.emit, &event);
         Box::pin(async move {
             settle(returned?).await?;
             Ok::<(), Thrown>(())
+        })
+    }
+
+    fn update(
+        &self,
+        event: crate::event::AssistantMessageEvent,
+        flush: bool,
+    ) -> HostFuture<'_, ()> {
+        self.record(&event);
+        if flush {
+            return self.flush();
+        }
+        Box::pin(async { Ok(()) })
+    }
+
+    fn flush(&self) -> HostFuture<'_, ()> {
+        let returned = self.deliver_batch();
+        Box::pin(async move {
+            settle(returned?).await?;
+            Ok(())
         })
     }
 

@@ -1,0 +1,174 @@
+// The built-in stream hands each network chunk's updates to the glue in one batch, which
+// applies them to the JS partial and emits each `message_update` itself (issue 13). These
+// tests send a whole response in one write, so many events share one chunk, and check that
+// the batch keeps pi's per-event semantics, side by side with pi-agent-core 1.6.0 and
+// pi-ai 1.6.0's streamSimple over the same HTTP answer:
+// - an async sink is a barrier between updates of one chunk (L-140);
+// - a sink that throws, or returns a thenable that rejects or whose `then` getter throws,
+//   on an update in the middle of a chunk rejects the run with that error (L-82), and no
+//   later update is delivered;
+// - each update's `message` is the partial as of that event, not as of the chunk's end
+//   (pi's provider reads ahead of its consumer, so its copies may already show later text:
+//   there the comparison with pi leaves the copies out);
+// - an abort from inside a sink mid-chunk ends the response as aborted, as in pi; the
+//   updates already decoded are still delivered (pi's provider reads ahead too, by an amount
+//   its timing decides, so only the outcome is compared with pi).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import * as ours from 'pi-agent-wasm';
+import * as pi from '@earendil-works/pi-agent-core';
+import { streamSimple as piStreamSimple, getModel } from '@earendil-works/pi-ai/compat';
+
+const FIXTURES = new URL('../fixtures/openai-completions/', import.meta.url);
+const IMPLS = { ours: [ours.runAgentLoop, ours.streamSimple], pi: [pi.runAgentLoop, piStreamSimple] };
+
+/** A server that answers request n with fixture `files[n]` (the last one repeated), whole. */
+async function serve(files) {
+  const sockets = new Set();
+  let n = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const file = files[Math.min(n++, files.length - 1)];
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(readFileSync(new URL(file, FIXTURES)));
+    });
+  });
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${server.address().port}/v1`,
+    close: () => { for (const s of sockets) s.destroy(); return new Promise((r) => server.close(r)); },
+  };
+}
+
+const servers = [];
+after(() => Promise.all(servers.map((s) => s.close())));
+
+const tool = {
+  name: 'read', label: 'Read', description: 'Reads a file',
+  parameters: { type: 'object', properties: { path: { type: 'string' } } },
+  execute: async () => ({ content: [{ type: 'text', text: 'file body' }], details: {} }),
+};
+
+/** Runs `impl` against a fresh server with the sink and signal `make()` gives; returns what
+ * the sink logged and how the run settled. Clock values are set aside. */
+async function run(impl, files, make) {
+  const { emit, signal } = make();
+  const server = await serve(files);
+  servers.push(server);
+  const model = { ...getModel('openai', 'gpt-4o-mini'), id: 'gpt-test', api: 'openai-completions', baseUrl: server.baseUrl };
+  const log = [];
+  const [runAgentLoop, streamSimple] = IMPLS[impl];
+  let outcome;
+  try {
+    const messages = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] },
+      { model, apiKey: 'sk-test', convertToLlm: (m) => m }, (e) => emit(e, log), signal, streamSimple);
+    outcome = { messages };
+  } catch (error) {
+    outcome = { error: error instanceof Error ? error.message : String(error) };
+  }
+  return JSON.parse(JSON.stringify({ log, outcome }, (k, v) => (k === 'timestamp' || k === 'durationMs' ? 0 : v)));
+}
+
+/** Runs both; they must agree (with `strip` applied to each log line). Returns ours. */
+async function same(files, make, strip = (l) => l) {
+  const a = await run('ours', files, make);
+  const b = await run('pi', files, make);
+  assert.deepEqual({ ...a, log: a.log.map(strip) }, { ...b, log: b.log.map(strip) }, files.join());
+  return a;
+}
+
+/** A log line without its copy of the content. */
+const kindOnly = (l) => l.replace(/ \[.*$/, '');
+
+test('L-140: an async sink is a barrier between the updates of one network chunk; each update shows the partial as of its event', async () => {
+  const make = () => ({
+    emit: async (e, log) => {
+      if (e.type !== 'message_update') return void log.push(e.type);
+      const { type, delta, contentIndex } = e.assistantMessageEvent;
+      log.push(`begin ${type} ${contentIndex} ${JSON.stringify(delta)} ${JSON.stringify(e.message.content)}`);
+      await new Promise((r) => setTimeout(r, 1));
+      await null;
+      log.push('end');
+    },
+  });
+  for (const files of [['text.sse'], ['tool_parallel.sse', 'text.sse'], ['thinking.sse'], ['usage_cached.sse']]) {
+    const { log } = await same(files, make, kindOnly);
+    // Every begin is followed by its own end before the next event.
+    for (let i = 0; i < log.length; i++) if (log[i].startsWith('begin')) assert.equal(log[i + 1], 'end', files.join());
+    // Ours: a text or thinking delta's copy ends with that delta, and the block's text grew by exactly it.
+    const grown = new Map();
+    for (const line of log.filter((l) => / (text|thinking)_delta /.test(l))) {
+      const [, index, delta, content] = line.match(/^begin \w+ (\d+) (".*?(?<!\\)") (\[.*\])$/);
+      const block = JSON.parse(content)[Number(index)];
+      const text = block.text ?? block.thinking;
+      const before = grown.get(index) ?? '';
+      assert.equal(text, before + JSON.parse(delta), files.join());
+      grown.set(index, text);
+    }
+    assert.ok(grown.size > 0, files.join());
+  }
+});
+
+test('L-82: a sink that fails on an update in the middle of a chunk rejects the run; no later update is delivered', async () => {
+  const failures = {
+    throws: () => { throw new Error('sink threw'); },
+    rejects: () => Promise.reject(new Error('sink rejected')),
+    'then getter throws': () => ({ get then() { throw new Error('then getter threw'); } }),
+    'thenable rejects': () => ({ then(_ok, fail) { fail(new Error('thenable rejected')); } }),
+  };
+  for (const [how, fail] of Object.entries(failures)) {
+    for (const at of [1, 3]) {
+      const make = () => {
+        let seen = 0;
+        return {
+          emit: (e, log) => {
+            log.push(e.type === 'message_update' ? e.assistantMessageEvent.type : e.type);
+            if (e.type === 'message_update' && ++seen === at) return fail();
+            return undefined;
+          },
+        };
+      };
+      const { log, outcome } = await same(['text.sse'], make);
+      assert.ok(outcome.error, `${how} at ${at}`);
+      // The failing update is the last event delivered.
+      assert.equal(log.slice(log.indexOf('text_start')).length, at, `${how} at ${at}`);
+    }
+  }
+});
+
+test('an abort from inside a sink in the middle of a chunk ends the response as aborted, as in pi', async () => {
+  for (const files of [['text.sse'], ['thinking.sse'], ['tool_parallel.sse', 'text.sse']]) {
+    for (const at of [1, 2, 4]) {
+      const make = () => {
+        const controller = new AbortController();
+        let seen = 0;
+        return {
+          signal: controller.signal,
+          emit: (e, log) => {
+            log.push(e.type === 'message_update' ? e.assistantMessageEvent.type : e.type);
+            if (e.type === 'message_update' && ++seen === at) controller.abort();
+          },
+        };
+      };
+      const a = await run('ours', files, make);
+      const b = await run('pi', files, make);
+      const what = `${files} at ${at}`;
+      for (const { log, outcome } of [a, b]) {
+        assert.equal(outcome.messages.at(-1).stopReason, 'aborted', what);
+        assert.equal(outcome.messages.at(-1).errorMessage, 'Request was aborted', what);
+        assert.deepEqual(log.slice(-3), ['message_end', 'turn_end', 'agent_end'], what);
+        // No tool ran: the aborted response ended the run.
+        assert.ok(!log.includes('tool_execution_start'), what);
+      }
+      // Ours delivers every update decoded before the abort was seen; the final message holds
+      // their text.
+      const text = a.outcome.messages.at(-1).content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+      const deltas = a.log.filter((l) => l === 'text_delta').length;
+      assert.ok(deltas === 0 || text.length > 0, what);
+    }
+  }
+});
