@@ -10,11 +10,12 @@
 //! 2. `provider::driver` feeds it to the SSE decoder and each event's data to the API's
 //!    decoder, which appends the delta to the partial ([`event::Partial`]) and queues a
 //!    `text_delta` event holding the delta and the same partial.
-//! 3. `agent::turn` takes the event and emits `message_update` through [`io::EventSink`].
-//! 4. `wasm::sink` sends `(kind, index, delta)` to the glue (`src/js/loop.js`), which appends
-//!    the delta to the JS copy of the partial (`wasm::mirror`), builds pi's event with
-//!    `{ ...partial }` and calls the caller's `emit`; Rust awaits it only when it returned a
-//!    thenable.
+//! 3. `agent::turn` hands the event to [`io::EventSink::update`]; `wasm::sink` appends a
+//!    record `[1, index, "delta"]` to the response's JSON batch (`wasm::mirror`).
+//! 4. When the stream would wait for the network again, the turn flushes: the glue
+//!    (`src/js/loop.js`) parses the batch once, appends each delta to the JS partial, builds
+//!    pi's event with `{ ...partial }`, calls the caller's `emit` and awaits it there when
+//!    it returned a thenable. Rust awaits once per chunk.
 //!
 //! With a JS stream function (pi-ai's `streamSimple`), the glue iterates the JS stream and
 //! emits each `message_update` itself; the core sees only `start` and the final message.

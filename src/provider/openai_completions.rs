@@ -295,14 +295,7 @@ impl ChatCompletionsDecoder {
 
     /// Appends `delta` to the string field `key` of block `index`, in place.
     fn grow(&self, index: usize, key: &str, delta: &str) {
-        let mut p = self.partial.borrow_mut();
-        let field = p
-            .get_mut("content")
-            .and_then(|c| c.get_mut(index))
-            .and_then(|b| b.get_mut(key));
-        if let Some(Value::String(s)) = field {
-            crate::json::push_str(s, delta);
-        }
+        super::grow_block(&self.partial, index, key, delta);
     }
 
     /// Decodes one `data:` payload; events go to `out`. `Err` names malformed JSON.
