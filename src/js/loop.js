@@ -235,84 +235,105 @@ function applyChanges(block, changes) {
   }
 }
 
-/** Per partial: the argument path the last change list appended at. */
-const appendPaths = new WeakMap();
-
-/** The update types of a built-in response's records, by kind. */
+/** The update types of a built-in response's records, by kind. Kinds 9 (top-level fields)
+ * and 10 (a block's late fields) only edit; 11 marks the response's end as read. */
 const UPDATE_TYPES = ['text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end',
   'toolcall_start', 'toolcall_delta', 'toolcall_end'];
+const END_READ = 11;
+
+/** Per JS partial of a built-in response: the glue's own references to its blocks (as a
+ * provider keeps them, so a sink that replaces `partial.content` breaks nothing), the
+ * argument path the last change list appended at, and whether the end was delivered. */
+const streams = new WeakMap();
+
+function streamOf(partial) {
+  let state = streams.get(partial);
+  if (state === undefined) streams.set(partial, (state = { blocks: [], appendPath: undefined, ended: false }));
+  return state;
+}
 
 /** Applies one record of a built-in (Rust) response to the JS copy of its partial and returns
- * the `message_update` event; `undefined` for the records that only edit (kind 9: top-level
- * fields; 10: a block's late fields). A record is `[kind, contentIndex, delta, block, head,
- * changes, meta]`, absent fields null or left off; `changes === true` appends the delta at
- * the partial's last append path. Cost: the delta. */
-function applyRecord(partial, r) {
+ * the `message_update` event, or `undefined` for the records that only edit. A record is
+ * `[kind, contentIndex, delta, block, head, changes, meta]`, absent fields null or left off;
+ * `changes === true` appends the delta at the last append path. Cost: the delta. */
+function applyRecord(partial, state, r) {
   const kind = r[0], index = r[1], delta = r[2], block = r[3], meta = r[6];
-  const content = partial.content;
   if (meta != null) assignMeta(partial, meta);
-  if (kind === 9) return undefined;
-  if (kind === 10) {
-    const target = content[index];
-    if (target !== null && typeof target === 'object') Object.assign(target, block);
+  if (kind === END_READ) state.ended = true;
+  if (kind >= UPDATE_TYPES.length) {
+    const target = state.blocks[index];
+    if (kind === 10 && target !== null && typeof target === 'object') Object.assign(target, block);
     return undefined;
   }
-  if (block != null) content[index] = block;
-  else if (kind === 1) content[index].text += delta;
-  else if (kind === 4) content[index].thinking += delta;
+  const blocks = state.blocks;
+  if (block != null) {
+    blocks[index] = block;
+    const content = partial.content;
+    if (Array.isArray(content)) content[index] = block;
+  } else if (kind === 1) blocks[index].text += delta;
+  else if (kind === 4) blocks[index].thinking += delta;
   else if (kind === 7) {
-    const target = content[index], head = r[4], changes = r[5];
+    const target = blocks[index], head = r[4], changes = r[5];
     if (head != null) Object.assign(target, head);
-    if (changes === true) applyChanges(target, [[appendPaths.get(partial), 1, delta]]);
+    if (changes === true) applyChanges(target, [[state.appendPath, 1, delta]]);
     else if (changes != null) {
       applyChanges(target, changes);
       const last = changes[changes.length - 1];
-      if (last[1] === 1) appendPaths.set(partial, last[0]);
+      if (last[1] === 1) state.appendPath = last[0];
     }
   }
   const event = { type: UPDATE_TYPES[kind], contentIndex: index };
   if (delta != null) event.delta = delta;
   // An end carries its whole block: its text is the event's `content`.
-  if (kind === 2) event.content = content[index].text;
-  else if (kind === 5) event.content = content[index].thinking;
-  else if (kind === 8) event.toolCall = content[index];
+  if (kind === 2) event.content = blocks[index].text;
+  else if (kind === 5) event.content = blocks[index].thinking;
+  else if (kind === 8) event.toolCall = blocks[index];
   event.partial = partial;
   return { type: 'message_update', assistantMessageEvent: event, message: { ...partial } };
 }
 
-/** `v` to await when it is a thenable (its `then` read once), else undefined. */
+const PROMISE_THEN = Promise.prototype.then;
+
+/** `v` to await when it is a thenable (its `then` read once, as the only property read),
+ * else undefined. */
 function thenable(v) {
   if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return undefined;
-  if (v instanceof Promise) return v;
   const then = v.then;
   if (typeof then !== 'function') return undefined;
+  if (then === PROMISE_THEN) return v;
   return new Promise((resolve, reject) => then.call(v, resolve, reject));
 }
 
 /** The function wasm calls once per network chunk of a built-in response, with the chunk's
  * records as JSON: applies each and emits its event (with `inner`, its
  * `assistantMessageEvent`), awaiting what `emit` returned when it is a thenable before the
- * next, as pi's `await emit(event)`. Returns undefined when nothing was awaited, else a
- * Promise of the rest. */
-function updater(emit, inner) {
+ * next, as pi's `await emit(event)`. Once `signal` is aborted, no update before the
+ * response's end is delivered: the rest of the batch is dropped and `true` returned (the
+ * response then ends as the JS partial shows it). Returns undefined when nothing was
+ * awaited, else a Promise of the same result. */
+function updater(emit, inner, signal) {
+  const cut = (state) => !state.ended && signal?.aborted === true;
   const next = (partial, records, i) => {
+    const state = streamOf(partial);
     for (; i < records.length; i++) {
-      const update = applyRecord(partial, records[i]);
+      if (records[i][0] < UPDATE_TYPES.length && cut(state)) return true;
+      const update = applyRecord(partial, state, records[i]);
       if (update === undefined) continue;
       const pending = thenable(emit(inner ? update.assistantMessageEvent : update));
-      if (pending !== undefined) return rest(partial, records, i + 1, pending);
+      if (pending !== undefined) return rest(partial, state, records, i + 1, pending);
     }
     return undefined;
   };
-  const rest = async (partial, records, i, pending) => {
+  const rest = async (partial, state, records, i, pending) => {
     for (;;) {
       await pending;
       pending = undefined;
       for (; pending === undefined && i < records.length; i++) {
-        const update = applyRecord(partial, records[i]);
+        if (records[i][0] < UPDATE_TYPES.length && cut(state)) return true;
+        const update = applyRecord(partial, state, records[i]);
         if (update !== undefined) pending = thenable(emit(inner ? update.assistantMessageEvent : update));
       }
-      if (pending === undefined) return;
+      if (pending === undefined) return undefined;
     }
   };
   return (partial, batch) => next(partial, JSON.parse(batch), 0);

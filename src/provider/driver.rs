@@ -62,7 +62,7 @@ pub const MAX_BODY_READ: usize = 1024 * 1024;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The text of a response's `errorMessage` when the run's signal is aborted.
-const ABORTED: &str = "Request was aborted";
+pub const ABORTED: &str = "Request was aborted";
 
 /// The caller's options the built-in stream reads (pi-ai's `StreamOptions` and ours).
 #[derive(Clone, Debug)]
@@ -806,6 +806,12 @@ pub struct ProviderStream {
 }
 
 impl ProviderStream {
+    /// The response's final message once it ended ([`AssistantStream::result`] without the
+    /// await).
+    pub fn final_message(&self) -> Option<AgentMessage> {
+        self.result.clone()
+    }
+
     fn new(
         services: Services,
         config: &ProviderConfig,
@@ -1062,24 +1068,8 @@ impl AssistantStream for ProviderStream {
         })
     }
 
-    /// The result, taken after the last update was delivered: a signal aborted meanwhile
-    /// (by the sink, say) ends a response that had ended normally as aborted, as an abort
-    /// before its end was decoded does.
     fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>> {
-        Box::pin(async move {
-            if self.services.signal.aborted() {
-                if let Some(Value::Object(o)) = self.result.as_mut().map(Rc::make_mut) {
-                    if !matches!(
-                        o.get("stopReason").and_then(Value::as_str),
-                        Some("error" | "aborted")
-                    ) {
-                        o.insert("stopReason".into(), "aborted".into());
-                        o.insert("errorMessage".into(), ABORTED.into());
-                    }
-                }
-            }
-            Ok(self.result.clone())
-        })
+        Box::pin(async move { Ok(self.result.clone()) })
     }
 
     /// Only a read of the body waits.

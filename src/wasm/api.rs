@@ -40,9 +40,9 @@ pub(crate) fn thrown_to_js(t: Thrown) -> JsValue {
 
 /// The glue's per-sink function that applies a Rust stream's update and emits it (the
 /// `message_update` event, or with `inner` its `assistantMessageEvent`).
-fn updater(glue: &JsValue, emit: &Function, inner: bool) -> JsResult<Function> {
+fn updater(glue: &JsValue, emit: &Function, inner: bool, signal: &JsValue) -> JsResult<Function> {
     let make = glue_fn(glue, "updater")?;
-    call(&make, &[emit, &JsValue::from_bool(inner)])
+    call(&make, &[emit, &JsValue::from_bool(inner), signal])
         .ok()
         .and_then(|f| f.dyn_into::<Function>().ok())
         .ok_or_else(|| invalid("internal glue function updater failed"))
@@ -167,7 +167,7 @@ pub async fn run_loop(
         Err(_) => None,
     };
     let sink = JsSink {
-        apply_update: updater(&glue, &emit, false)?,
+        apply_update: updater(&glue, &emit, false, &signal)?,
         glue: glue.clone().unchecked_into(),
         emit,
         table: table.clone(),
@@ -325,7 +325,7 @@ pub async fn stream_once(
         table.clone(),
     )?;
     let sink = JsSink {
-        apply_update: updater(&glue, &push, true)?,
+        apply_update: updater(&glue, &push, true, &JsValue::UNDEFINED)?,
         glue: glue.clone().unchecked_into(),
         emit: push.clone(),
         table: table.clone(),

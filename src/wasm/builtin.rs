@@ -17,7 +17,7 @@ use wasm_bindgen::prelude::*;
 use super::fetch::{fetch_fn, post, BodyReader, Response};
 use super::host::{JsClock, JsSignal};
 use super::js::{call, from_json, get, set, settle, to_json};
-use super::mirror::{seed, start_copy, sync_blocks, sync_meta, UpdateCell};
+use super::mirror::{end_read, seed, start_copy, sync_blocks, sync_meta, was_cut, UpdateCell};
 use super::table::Table;
 use crate::error::Thrown;
 use crate::event::{AssistantMessageEvent, Partial};
@@ -307,6 +307,7 @@ impl ProviderHooks for JsHooks {
 
     /// pi-ai's final message is its partial: the JS copy ends in the same state.
     fn finished(&self, result: &AgentMessage, late: &[usize]) {
+        end_read(&self.updates);
         if !late.is_empty() {
             sync_blocks(&self.updates, result, late);
         }
@@ -327,8 +328,23 @@ impl AssistantStream for BuiltinResponse {
         self.inner.next()
     }
 
+    /// The driver's result; when the glue stopped delivering updates at an abort, the
+    /// response ends as the sink saw it: aborted, with the content the delivered updates
+    /// built (pi's provider stops reading there too), not what was decoded after.
     fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>> {
-        self.inner.result()
+        let mut result = self.inner.final_message();
+        if let Some(js) = was_cut(&self.updates) {
+            // (Content a sink made unreadable (a BigInt, a cycle) leaves the decoded one.)
+            let content = self.table.to_rust(&get(&js, "content"), "content");
+            if let Some(Value::Object(o)) = result.as_mut().map(Rc::make_mut) {
+                if let Ok(content) = content {
+                    o.insert("content".into(), (*content).clone());
+                }
+                o.insert("stopReason".into(), "aborted".into());
+                o.insert("errorMessage".into(), driver::ABORTED.into());
+            }
+        }
+        Box::pin(futures::future::ready(Ok(result)))
     }
 
     fn ready(&self) -> bool {

@@ -25,12 +25,37 @@ pub fn seed(cell: &UpdateCell, partial: &crate::event::Partial, js: JsValue) {
         revision: crate::provider::top_level_revision(),
         append: None,
         batch: Vec::new(),
+        cut: false,
     });
 }
 
-/// Record kinds after the nine update types (glue `UPDATE_TYPES`): edits without an event.
+/// Record kinds after the nine update types (glue `UPDATE_TYPES`): edits without an event,
+/// and the mark of the response's end.
 const SET_META: usize = 9;
 const ASSIGN_BLOCK: usize = 10;
+const END_READ: usize = 11;
+
+/// Marks the end of the response as read: an abort from the sink after this record no
+/// longer cuts the updates that follow (the closing ones the end produced).
+pub fn end_read(cell: &UpdateCell) {
+    if let Some(state) = cell.borrow_mut().as_mut() {
+        record(
+            &mut state.batch,
+            END_READ,
+            0,
+            [None, None, None, None, None],
+        );
+    }
+}
+
+/// Whether the glue stopped delivering this response's updates at an abort (the sink's
+/// answer to a batch was `true`): the response ends as its JS copy shows it.
+pub fn was_cut(cell: &UpdateCell) -> Option<JsValue> {
+    match cell.borrow().as_ref() {
+        Some(s) if s.cut => Some(s.partial.clone()),
+        _ => None,
+    }
+}
 
 /// Brings the top-level fields of the JS copy up to `message` (the final message): a record
 /// for the glue's `assignMeta`, the one place that knows how each API's partial changes
@@ -86,6 +111,8 @@ pub struct UpdateState {
     pub(super) append: Option<(usize, Vec<crate::stream::PathSeg>)>,
     /// The records not delivered yet, comma-separated JSON arrays.
     pub(super) batch: Vec<u8>,
+    /// The glue dropped the rest of a batch at an abort ([`was_cut`]).
+    pub(super) cut: bool,
 }
 
 /// A field of a record: a string (JSON-escaped here), JSON text, or `true`.

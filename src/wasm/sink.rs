@@ -141,6 +141,7 @@ impl JsSink {
                 revision: crate::provider::top_level_revision(),
                 append: None,
                 batch: Vec::new(),
+                cut: false,
             });
         }
         let Some(s) = state.as_mut() else {
@@ -293,7 +294,12 @@ impl EventSink for JsSink {
     fn flush(&self) -> HostFuture<'_, ()> {
         let returned = self.deliver_batch();
         Box::pin(async move {
-            settle(returned?).await?;
+            // `true`: the glue stopped at an abort (the rest of the batch is dropped).
+            if settle(returned?).await?.is_truthy() {
+                if let Some(s) = self.updates.borrow_mut().as_mut() {
+                    s.cut = true;
+                }
+            }
             Ok(())
         })
     }

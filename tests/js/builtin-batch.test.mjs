@@ -10,9 +10,10 @@
 // - each update's `message` is the partial as of that event, not as of the chunk's end
 //   (pi's provider reads ahead of its consumer, so its copies may already show later text:
 //   there the comparison with pi leaves the copies out);
-// - an abort from inside a sink mid-chunk ends the response as aborted, as in pi; the
-//   updates already decoded are still delivered (pi's provider reads ahead too, by an amount
-//   its timing decides, so only the outcome is compared with pi).
+// - an abort from inside a sink mid-chunk stops the updates there and ends the response as
+//   aborted, as in pi, holding what was delivered (pi's provider reads a few events ahead, by
+//   an amount its timing decides, so only the outcome is compared with pi); once the end of
+//   the response was read, the updates that close it still come and it stands.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -140,16 +141,17 @@ test('L-82: a sink that fails on an update in the middle of a chunk rejects the 
   }
 });
 
-test('an abort from inside a sink in the middle of a chunk ends the response as aborted, as in pi', async () => {
+test('an abort from inside a sink in the middle of a chunk stops the updates there; the response ends aborted with what was delivered', async () => {
   for (const files of [['text.sse'], ['thinking.sse'], ['tool_parallel.sse', 'text.sse']]) {
-    for (const at of [1, 2, 4]) {
+    for (const at of [1, 2, 3]) {
       const make = () => {
         const controller = new AbortController();
         let seen = 0;
         return {
           signal: controller.signal,
           emit: (e, log) => {
-            log.push(e.type === 'message_update' ? e.assistantMessageEvent.type : e.type);
+            const u = e.assistantMessageEvent;
+            log.push(e.type === 'message_update' ? `${u.type} ${JSON.stringify(u.delta ?? '')}` : e.type);
             if (e.type === 'message_update' && ++seen === at) controller.abort();
           },
         };
@@ -158,17 +160,79 @@ test('an abort from inside a sink in the middle of a chunk ends the response as 
       const b = await run('pi', files, make);
       const what = `${files} at ${at}`;
       for (const { log, outcome } of [a, b]) {
-        assert.equal(outcome.messages.at(-1).stopReason, 'aborted', what);
-        assert.equal(outcome.messages.at(-1).errorMessage, 'Request was aborted', what);
+        const last = outcome.messages.at(-1);
+        assert.equal(last.stopReason, 'aborted', what);
+        assert.equal(last.errorMessage, 'Request was aborted', what);
         assert.deepEqual(log.slice(-3), ['message_end', 'turn_end', 'agent_end'], what);
-        // No tool ran: the aborted response ended the run.
         assert.ok(!log.includes('tool_execution_start'), what);
       }
-      // Ours delivers every update decoded before the abort was seen; the final message holds
-      // their text.
+      // Ours: nothing after the update that aborted, and the message holds exactly the text
+      // the delivered deltas built (pi's provider reads a few events further).
+      const updates = a.log.filter((l) => /^(text|thinking|toolcall)_/.test(l));
+      assert.equal(updates.length, at, what);
+      const delivered = updates.filter((l) => l.startsWith('text_delta')).map((l) => JSON.parse(l.slice(11))).join('');
       const text = a.outcome.messages.at(-1).content.filter((c) => c.type === 'text').map((c) => c.text).join('');
-      const deltas = a.log.filter((l) => l === 'text_delta').length;
-      assert.ok(deltas === 0 || text.length > 0, what);
+      assert.equal(text, delivered, what);
     }
+  }
+});
+
+test('an abort in the updates that close a response whose end was read leaves it complete, as pi does', async () => {
+  // tool_parallel.sse ends with two toolcall_end updates after its finish reason: aborting in
+  // the first lets the response stand (toolUse); the tools then see the abort.
+  const make = () => {
+    const controller = new AbortController();
+    return {
+      signal: controller.signal,
+      emit: (e, log) => {
+        const u = e.assistantMessageEvent;
+        log.push(e.type === 'message_update' ? u.type : e.type);
+        if (u?.type === 'toolcall_end') controller.abort();
+      },
+    };
+  };
+  const a = await run('ours', ['tool_parallel.sse', 'text.sse'], make);
+  const b = await run('pi', ['tool_parallel.sse', 'text.sse'], make);
+  for (const { outcome } of [a, b]) {
+    const first = outcome.messages.find((m) => m.role === 'assistant');
+    assert.equal(first.stopReason, 'toolUse');
+    const results = outcome.messages.filter((m) => m.role === 'toolResult');
+    assert.equal(results.length, 2);
+    for (const r of results) assert.equal(r.isError, true);
+  }
+  assert.deepEqual(a.outcome.messages.filter((m) => m.role === 'toolResult').map((m) => m.content),
+    b.outcome.messages.filter((m) => m.role === 'toolResult').map((m) => m.content));
+});
+
+test('a sink return value is read as pi reads it: only its `then` (a Proxy whose other traps throw is no thenable)', async () => {
+  const traps = { getPrototypeOf() { throw new Error('proto trap'); }, has() { throw new Error('has trap'); } };
+  const make = () => ({
+    emit: (e, log) => {
+      log.push(e.type);
+      return e.type === 'message_update' ? new Proxy({}, traps) : undefined;
+    },
+  });
+  const { outcome } = await same(['text.sse'], make);
+  assert.equal(outcome.messages.at(-1).stopReason, 'stop');
+});
+
+test('a sink that replaces or deletes the live partial\'s content breaks nothing: the run resolves (pi\'s rejects when it is deleted)', async () => {
+  for (const [i, change] of [(p) => { p.content = []; }, (p) => { delete p.content; }, (p) => { p.content = null; }].entries()) {
+    const make = () => {
+      let seen = 0;
+      return {
+        emit: (e, log) => {
+          log.push(e.type);
+          if (e.type === 'message_update' && ++seen === 2) change(e.assistantMessageEvent.partial);
+        },
+      };
+    };
+    for (const impl of i === 0 ? ['ours', 'pi'] : ['ours']) {
+      const { outcome } = await run(impl, ['text.sse'], make);
+      assert.ok(outcome.messages, `${impl}: ${outcome.error}`);
+    }
+    // Ours: the final message is the provider's, whatever the sink did to the copy it was shown.
+    const { outcome } = await run('ours', ['text.sse'], make);
+    assert.deepEqual(outcome.messages.at(-1).content, [{ type: 'text', text: 'Hello, wörld 😀!' }]);
   }
 });
