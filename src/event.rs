@@ -59,9 +59,11 @@ pub enum AssistantMessageEvent {
         content_index: usize,
         delta: String,
         partial: Partial,
-        /// What the delta changed in the call's `arguments`, as edit records, for a writer
-        /// that keeps its own copy of the partial (not part of pi's JSON form).
-        changes: Vec<crate::stream::Change>,
+        /// The call's `arguments` as they now stand, when `delta` does not continue the
+        /// call's JSON text (Gemini's argument objects; a provider's full text that replaced
+        /// what had streamed): a writer that parses the text itself takes these instead.
+        /// Not part of pi's JSON form.
+        replaced: Option<Value>,
     },
     ToolcallEnd {
         content_index: usize,
@@ -199,7 +201,7 @@ impl AssistantMessageEvent {
                 content_index: index()?,
                 delta: text("delta")?,
                 partial: partial()?,
-                changes: Vec::new(),
+                replaced: None,
             },
             "toolcall_end" => ToolcallEnd {
                 content_index: index()?,

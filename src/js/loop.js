@@ -10,6 +10,7 @@ import { envApiKey } from './env-keys.js';
 import { describeError } from './describe-error.js';
 import { redact } from './redact.js';
 import { emptyAssistantMessage } from './messages.js';
+import { ToolArguments } from './streaming-json.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -218,23 +219,6 @@ function readTool(tool) {
   return `[${JSON.stringify(typeof executionMode === 'string' ? executionMode : null)},${declaration}}]`;
 }
 
-/** Applies a list of argument edits (`[path, 0, value]` sets, `[path, 1, text]` appends)
- * to a tool call block's `arguments`, which stays an object. */
-function applyChanges(block, changes) {
-  for (const [path, op, value] of changes) {
-    if (path.length === 0) {
-      if (op === 0) block.arguments = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
-      continue;
-    }
-    let node = block.arguments;
-    for (let i = 0; i < path.length - 1 && node != null; i++) node = node[path[i]];
-    if (node === null || typeof node !== 'object') continue;
-    const last = path[path.length - 1];
-    if (op === 0) node[last] = value;
-    else if (typeof node[last] === 'string') node[last] += value;
-  }
-}
-
 /** The update types of a built-in response's records, by kind. Kinds 9 (top-level fields)
  * and 10 (a block's late fields) only edit; 11 marks the response's end as read. */
 const UPDATE_TYPES = ['text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end',
@@ -242,20 +226,21 @@ const UPDATE_TYPES = ['text_start', 'text_delta', 'text_end', 'thinking_start', 
 const END_READ = 11;
 
 /** Per JS partial of a built-in response: the glue's own references to its blocks (as a
- * provider keeps them, so a sink that replaces `partial.content` breaks nothing), the
- * argument path the last change list appended at, and whether the end was delivered. */
+ * provider keeps them, so a sink that replaces `partial.content` breaks nothing), each tool
+ * call's argument parser, and whether the end was delivered. */
 const streams = new WeakMap();
 
 function streamOf(partial) {
   let state = streams.get(partial);
-  if (state === undefined) streams.set(partial, (state = { blocks: [], appendPath: undefined, ended: false }));
+  if (state === undefined) streams.set(partial, (state = { blocks: [], args: [], ended: false }));
   return state;
 }
 
 /** Applies one record of a built-in (Rust) response to the JS copy of its partial and returns
  * the `message_update` event, or `undefined` for the records that only edit. A record is
- * `[kind, contentIndex, delta, block, head, changes, meta]`, absent fields null or left off;
- * `changes === true` appends the delta at the last append path. Cost: the delta. */
+ * `[kind, contentIndex, delta, block, head, replaced, meta]`, absent fields null or left off.
+ * A tool call's arguments are its JSON text so far as pi-ai's parser shows it (a new object
+ * whenever they change), or `replaced` when the provider sent them whole. Cost: the delta. */
 function applyRecord(partial, state, r) {
   const kind = r[0], index = r[1], delta = r[2], block = r[3], meta = r[6];
   if (meta != null) assignMeta(partial, meta);
@@ -270,17 +255,17 @@ function applyRecord(partial, state, r) {
     blocks[index] = block;
     const content = partial.content;
     if (Array.isArray(content)) content[index] = block;
+    if (kind === 6) state.args[index] = new ToolArguments();
   } else if (kind === 1) blocks[index].text += delta;
   else if (kind === 4) blocks[index].thinking += delta;
   else if (kind === 7) {
-    const target = blocks[index], head = r[4], changes = r[5];
+    const target = blocks[index], head = r[4], replaced = r[5];
     if (head != null) Object.assign(target, head);
-    if (changes === true) applyChanges(target, [[state.appendPath, 1, delta]]);
-    else if (changes != null) {
-      applyChanges(target, changes);
-      const last = changes[changes.length - 1];
-      if (last[1] === 1) state.appendPath = last[0];
-    }
+    if (replaced != null) {
+      target.arguments = replaced !== null && typeof replaced === 'object' && !Array.isArray(replaced) ? replaced : {};
+      // Text that may still follow continues the replacement.
+      (state.args[index] = new ToolArguments()).append(JSON.stringify(replaced));
+    } else target.arguments = (state.args[index] ??= new ToolArguments()).append(delta);
   }
   const event = { type: UPDATE_TYPES[kind], contentIndex: index };
   if (delta != null) event.delta = delta;

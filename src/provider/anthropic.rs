@@ -327,12 +327,12 @@ impl AnthropicDecoder {
                         b.insert("arguments".into(), Value::Object(Map::new()))
                     });
                 }
-                let changes = args.append(&self.partial, at, json);
+                args.append(&self.partial, at, json);
                 out.push(AssistantMessageEvent::ToolcallDelta {
                     content_index: at,
                     delta: json.to_string(),
                     partial: self.partial.clone(),
-                    changes,
+                    replaced: None,
                 });
             }
             (Some("signature_delta"), "thinking") => {

@@ -7,7 +7,6 @@ use serde_json::{Map, Value};
 use super::edit_block;
 use crate::event::Partial;
 use crate::stream::partial_json::{apply_change, StreamingJsonParser};
-use crate::stream::Change;
 
 /// A streamed tool call's raw argument text and its incremental parser; the partial's
 /// `arguments` follow the text through the parser's edit records, O(delta) per delta.
@@ -18,8 +17,8 @@ pub struct ToolArgs {
 }
 
 impl ToolArgs {
-    /// Appends `delta`, applies its edits to the arguments of block `index`; returns them.
-    pub fn append(&mut self, partial: &Partial, index: usize, delta: &str) -> Vec<Change> {
+    /// Appends `delta` and applies its edits to the arguments of block `index`.
+    pub fn append(&mut self, partial: &Partial, index: usize, delta: &str) {
         crate::json::push_str(&mut self.text, delta);
         let changes = self.parser.append(delta);
         edit_block(partial, index, |b| {
@@ -33,7 +32,6 @@ impl ToolArgs {
                 }
             }
         });
-        changes
     }
 
     /// Starts over from `text` (the provider's full arguments replacing what streamed).

@@ -17,7 +17,6 @@ use super::usage::calculate_cost;
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::jsnum::json_stringify;
 use crate::message::{zero_usage, AgentMessage, StopReason, Usage};
-use crate::stream::Change;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
@@ -454,10 +453,7 @@ impl GoogleDecoder {
             content_index: index,
             delta: text,
             partial: self.partial.clone(),
-            changes: vec![Change::Set {
-                path: Vec::new(),
-                value: args,
-            }],
+            replaced: Some(args),
         }
     }
 

@@ -492,11 +492,9 @@ impl ChatCompletionsDecoder {
             s.id = id.to_string();
         }
         let args = function.arguments.as_deref().unwrap_or("");
-        let changes = if args.is_empty() {
-            Vec::new()
-        } else {
-            s.args.append(&self.partial, block, args)
-        };
+        if !args.is_empty() {
+            s.args.append(&self.partial, block, args);
+        }
         // A first id or name may arrive after the call opened.
         if !id.is_empty() || !name.is_empty() {
             super::edit_block(&self.partial, block, |b| {
@@ -512,7 +510,7 @@ impl ChatCompletionsDecoder {
             content_index: block,
             delta: args.to_string(),
             partial: self.partial.clone(),
-            changes,
+            replaced: None,
         });
     }
 

@@ -25,7 +25,6 @@ use super::ToolArgs;
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::jsnum::json_stringify;
 use crate::message::{zero_usage, AgentMessage, StopReason, Usage};
-use crate::stream::Change;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Kind {
@@ -294,22 +293,17 @@ impl ResponsesDecoder {
             return;
         };
         let block = slot.block;
-        let mut changes = slot.args.append(&self.partial, block, delta);
-        if std::mem::take(&mut slot.resync) {
-            let whole = self
-                .edit(block, |b| b.get("arguments").cloned())
-                .flatten()
-                .unwrap_or_else(|| Value::Object(Map::new()));
-            changes = vec![Change::Set {
-                path: Vec::new(),
-                value: whole,
-            }];
-        }
+        slot.args.append(&self.partial, block, delta);
+        let replaced = if std::mem::take(&mut slot.resync) {
+            self.edit(block, |b| b.get("arguments").cloned()).flatten()
+        } else {
+            None
+        };
         out.push(AssistantMessageEvent::ToolcallDelta {
             content_index: block,
             delta: delta.to_string(),
             partial: self.partial.clone(),
-            changes,
+            replaced,
         });
     }
 

@@ -23,7 +23,6 @@ pub fn seed(cell: &UpdateCell, partial: &crate::event::Partial, js: JsValue) {
         meta: meta_of(&p),
         head: None,
         revision: crate::provider::top_level_revision(),
-        append: None,
         batch: Vec::new(),
         cut: false,
     });
@@ -106,23 +105,19 @@ pub struct UpdateState {
     pub(super) head: Option<(usize, String, String)>,
     /// `provider::top_level_revision()` when `meta` was last compared.
     pub(super) revision: u64,
-    /// The block and argument path the glue last appended at: a delta that appends its own
-    /// text there again is sent as just the delta.
-    pub(super) append: Option<(usize, Vec<crate::stream::PathSeg>)>,
     /// The records not delivered yet, comma-separated JSON arrays.
     pub(super) batch: Vec<u8>,
     /// The glue dropped the rest of a batch at an abort ([`was_cut`]).
     pub(super) cut: bool,
 }
 
-/// A field of a record: a string (JSON-escaped here), JSON text, or `true`.
+/// A field of a record: a string (JSON-escaped here) or JSON text.
 pub(super) enum Field<'a> {
     Str(&'a str),
     Json(&'a str),
-    True,
 }
 
-/// Appends the record `[kind, index, delta, block, head, changes, meta]` to `batch`, with
+/// Appends the record `[kind, index, delta, block, head, replaced, meta]` to `batch`, with
 /// `null` for an absent field and the absent ones at the end left off.
 pub(super) fn record(batch: &mut Vec<u8>, kind: usize, index: usize, fields: [Option<Field>; 5]) {
     if !batch.is_empty() {
@@ -144,7 +139,6 @@ pub(super) fn record(batch: &mut Vec<u8>, kind: usize, index: usize, fields: [Op
                 let _ = crate::jsnum::write_json(batch, s);
             }
             Some(Field::Json(j)) => batch.extend_from_slice(j.as_bytes()),
-            Some(Field::True) => batch.extend_from_slice(b"true"),
         }
     }
     batch.push(b']');
@@ -254,30 +248,4 @@ pub(super) fn initial_block(block: &serde_json::Value) -> serde_json::Value {
         }
     }
     b
-}
-
-/// Edit records as JSON: `[path, 0, value]` sets, `[path, 1, text]` appends.
-pub(super) fn changes_json(changes: &[crate::stream::Change]) -> String {
-    use crate::stream::{Change, PathSeg};
-    use serde_json::Value;
-    let path = |p: &[PathSeg]| -> Value {
-        Value::Array(
-            p.iter()
-                .map(|s| match s {
-                    PathSeg::Key(k) => Value::String(k.clone()),
-                    PathSeg::Index(i) => Value::from(*i as u64),
-                })
-                .collect(),
-        )
-    };
-    let list: Vec<Value> = changes
-        .iter()
-        .map(|c| match c {
-            Change::Set { path: p, value } => Value::Array(vec![path(p), 0.into(), value.clone()]),
-            Change::Append { path: p, text } => {
-                Value::Array(vec![path(p), 1.into(), text.as_str().into()])
-            }
-        })
-        .collect();
-    crate::json::stringify(&Value::Array(list))
 }

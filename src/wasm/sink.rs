@@ -10,8 +10,8 @@ use wasm_bindgen::JsCast;
 
 use super::js::{pending, settle};
 use super::mirror::{
-    changes_json, initial_block, meta_differs, meta_of, pristine, record, take_batch, Field,
-    UpdateCell, UpdateState,
+    initial_block, meta_differs, meta_of, pristine, record, take_batch, Field, UpdateCell,
+    UpdateState,
 };
 use super::table::Table;
 use crate::error::Thrown;
@@ -139,7 +139,6 @@ impl JsSink {
                 meta: meta_of(&p),
                 head: None,
                 revision: crate::provider::top_level_revision(),
-                append: None,
                 batch: Vec::new(),
                 cut: false,
             });
@@ -196,11 +195,14 @@ impl JsSink {
             2 | 5 | 8 => block.map(crate::json::stringify),
             _ => None,
         };
-        // A tool call's delta: its id and name when they changed (rarely), and the edits to
-        // its arguments (none for whitespace).
+        // A tool call's delta: its id and name when they changed (rarely), and its arguments
+        // whole when the delta is no continuation of their JSON text (the glue parses it).
         let mut head = None;
-        let mut edits = None;
-        if let E::ToolcallDelta { changes, .. } = event {
+        let mut replaced = None;
+        if let E::ToolcallDelta {
+            replaced: whole, ..
+        } = event
+        {
             let id = block
                 .and_then(|b| b.get("id"))
                 .and_then(|v| v.as_str())
@@ -219,30 +221,13 @@ impl JsSink {
                 text.push(b'}');
                 head = String::from_utf8(text).ok();
             }
-            let repeat = match changes.as_slice() {
-                [crate::stream::Change::Append { path, text }] => {
-                    Some(text.as_str()) == delta
-                        && matches!(&s.append, Some((i, p)) if *i == index && p == path)
-                }
-                _ => false,
-            };
-            if repeat {
-                // Appends the delta at the glue's last append path.
-                edits = Some(None);
-            } else if !changes.is_empty() {
-                if let Some(crate::stream::Change::Append { path, .. }) = changes.last() {
-                    s.append = Some((index, path.clone()));
-                }
-                edits = Some(Some(changes_json(changes)));
-            }
+            replaced = whole.as_ref().map(crate::json::stringify);
         }
         let fields = [
             delta.map(Field::Str),
             block_json.as_deref().map(Field::Json),
             head.as_deref().map(Field::Json),
-            edits
-                .as_ref()
-                .map(|e| e.as_deref().map_or(Field::True, Field::Json)),
+            replaced.as_deref().map(Field::Json),
             meta.as_deref().map(Field::Json),
         ];
         record(&mut s.batch, kind, index, fields);
