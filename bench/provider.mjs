@@ -16,6 +16,9 @@ const impls = {
   ours: { runAgentLoop: ours.runAgentLoop, streamSimple: ours.streamSimple },
   pi: { runAgentLoop: piCore.runAgentLoop, streamSimple: piStreamSimple },
 };
+// The loop's default stream (no streamFn): the built-in provider inside the loop, whose
+// updates reach the sink a network chunk at a time.
+const builtin = { ours: { runAgentLoop: ours.runAgentLoop, streamSimple: undefined }, pi: impls.pi };
 if (process.env.ONLY_OURS) {
   // For profiling: this package only.
   for (let i = 0; i < 4; i++) await once(impls.ours, server.baseUrl);
@@ -26,5 +29,10 @@ if (process.env.ONLY_OURS) {
   console.log(`  ours  median ${r.ours.toFixed(0)} ms  ${mbps(r.ours).toFixed(1)} MB/s`);
   console.log(`  pi    median ${r.pi.toFixed(0)} ms  ${mbps(r.pi).toFixed(1)} MB/s`);
   console.log(`  throughput ours/pi: ${r.ratio.toFixed(2)}x`);
+  const d = await compare(builtin, server.baseUrl);
+  console.log(`(C) the same with the loop's default stream (no streamFn)`);
+  console.log(`  ours  median ${d.ours.toFixed(0)} ms  ${mbps(d.ours).toFixed(1)} MB/s`);
+  console.log(`  pi    median ${d.pi.toFixed(0)} ms  ${mbps(d.pi).toFixed(1)} MB/s`);
+  console.log(`  throughput ours/pi: ${d.ratio.toFixed(2)}x`);
 }
 await server.close();
