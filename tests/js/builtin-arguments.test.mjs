@@ -6,12 +6,16 @@
 // so pi's provider cannot read ahead of its consumer and the snapshots compare one to one.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import * as ours from 'pi-agent-wasm';
 import * as pi from '@earendil-works/pi-agent-core';
 import { streamSimple as piStreamSimple, getModel } from '@earendil-works/pi-ai/compat';
+import { faultServer } from './shared/four-apis.mjs';
 
-const IMPLS = { ours: [ours.runAgentLoop, undefined], pi: [pi.runAgentLoop, piStreamSimple] };
+const IMPLS = {
+  ours: [ours.runAgentLoop, undefined],
+  oursStreamSimple: [ours.runAgentLoop, ours.streamSimple],
+  pi: [pi.runAgentLoop, piStreamSimple],
+};
 
 const head = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-test' };
 const chunk = (delta, finish = null) => `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -27,26 +31,15 @@ const textBody = [chunk({ role: 'assistant', content: 'done' }), chunk({}, 'stop
 
 /** Serves `bodies[n]` to request n, one event per write, 3 ms apart. */
 async function serve(bodies) {
-  let n = 0;
-  const sockets = new Set();
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', async () => {
-      const events = bodies[Math.min(n++, bodies.length - 1)];
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (const e of events) {
-        res.write(e);
-        await new Promise((r) => setTimeout(r, 3));
-      }
-      res.end();
-    });
+  const server = await faultServer(async (_req, res, n) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const e of bodies[Math.min(n, bodies.length - 1)]) {
+      res.write(e);
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    res.end();
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    baseUrl: `http://127.0.0.1:${server.address().port}/v1`,
-    close: () => { for (const s of sockets) s.destroy(); return new Promise((r) => server.close(r)); },
-  };
+  return { baseUrl: `${server.origin}/v1`, close: server.close };
 }
 
 const servers = [];
@@ -89,11 +82,13 @@ const CASES = [
 
 test('partial tool-call arguments at every delta are pi-ai\'s (unfinished numbers, literals and escapes included)', async () => {
   for (const pieces of CASES) {
-    const a = await argumentsSeen('ours', pieces);
     const b = await argumentsSeen('pi', pieces);
-    assert.deepEqual(a.seen, b.seen, pieces.join(' | '));
-    // A final parse error's wording is the JSON parser's own (V8's in pi): compared without it.
-    const plain = (f) => JSON.stringify({ ...JSON.parse(f), argumentsError: 'argumentsError' in JSON.parse(f) });
-    assert.equal(plain(a.final), plain(b.final), pieces.join(' | '));
+    for (const impl of ['ours', 'oursStreamSimple']) {
+      const a = await argumentsSeen(impl, pieces);
+      assert.deepEqual(a.seen, b.seen, `${impl}: ${pieces.join(' | ')}`);
+      // A final parse error's wording is the JSON parser's own (V8's in pi): compared without it.
+      const plain = (f) => JSON.stringify({ ...JSON.parse(f), argumentsError: 'argumentsError' in JSON.parse(f) });
+      assert.equal(plain(a.final), plain(b.final), `${impl}: ${pieces.join(' | ')}`);
+    }
   }
 });

@@ -16,33 +16,29 @@
 //   the response was read, the updates that close it still come and it stands.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import * as ours from 'pi-agent-wasm';
 import * as pi from '@earendil-works/pi-agent-core';
 import { streamSimple as piStreamSimple, getModel } from '@earendil-works/pi-ai/compat';
+import { faultServer } from './shared/four-apis.mjs';
 
 const FIXTURES = new URL('../fixtures/openai-completions/', import.meta.url);
-const IMPLS = { ours: [ours.runAgentLoop, ours.streamSimple], pi: [pi.runAgentLoop, piStreamSimple] };
+// Ours twice: the loop's default stream (the built-in provider inside the loop), and the
+// package's streamSimple passed as the stream function, as pi's is.
+const IMPLS = {
+  ours: [ours.runAgentLoop, undefined],
+  oursStreamSimple: [ours.runAgentLoop, ours.streamSimple],
+  pi: [pi.runAgentLoop, piStreamSimple],
+};
+const OURS = ['ours', 'oursStreamSimple'];
 
 /** A server that answers request n with fixture `files[n]` (the last one repeated), whole. */
 async function serve(files) {
-  const sockets = new Set();
-  let n = 0;
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const file = files[Math.min(n++, files.length - 1)];
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(readFileSync(new URL(file, FIXTURES)));
-    });
+  const server = await faultServer((_req, res, n) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(readFileSync(new URL(files[Math.min(n, files.length - 1)], FIXTURES)));
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    baseUrl: `http://127.0.0.1:${server.address().port}/v1`,
-    close: () => { for (const s of sockets) s.destroy(); return new Promise((r) => server.close(r)); },
-  };
+  return { baseUrl: `${server.origin}/v1`, close: server.close };
 }
 
 const servers = [];
@@ -74,12 +70,17 @@ async function run(impl, files, make) {
   return JSON.parse(JSON.stringify({ log, outcome }, (k, v) => (k === 'timestamp' || k === 'durationMs' ? 0 : v)));
 }
 
-/** Runs both; they must agree (with `strip` applied to each log line). Returns ours. */
+/** Runs ours both ways and pi; they must agree (with `strip` applied to each log line).
+ * Returns ours with the default stream. */
 async function same(files, make, strip = (l) => l) {
-  const a = await run('ours', files, make);
   const b = await run('pi', files, make);
-  assert.deepEqual({ ...a, log: a.log.map(strip) }, { ...b, log: b.log.map(strip) }, files.join());
-  return a;
+  let first;
+  for (const impl of OURS) {
+    const a = await run(impl, files, make);
+    assert.deepEqual({ ...a, log: a.log.map(strip) }, { ...b, log: b.log.map(strip) }, `${impl}: ${files.join()}`);
+    first ??= a;
+  }
+  return first;
 }
 
 /** A log line without its copy of the content. */
@@ -156,23 +157,25 @@ test('an abort from inside a sink in the middle of a chunk stops the updates the
           },
         };
       };
-      const a = await run('ours', files, make);
       const b = await run('pi', files, make);
-      const what = `${files} at ${at}`;
-      for (const { log, outcome } of [a, b]) {
-        const last = outcome.messages.at(-1);
-        assert.equal(last.stopReason, 'aborted', what);
-        assert.equal(last.errorMessage, 'Request was aborted', what);
-        assert.deepEqual(log.slice(-3), ['message_end', 'turn_end', 'agent_end'], what);
-        assert.ok(!log.includes('tool_execution_start'), what);
+      for (const impl of OURS) {
+        const a = await run(impl, files, make);
+        const what = `${impl}: ${files} at ${at}`;
+        for (const { log, outcome } of [a, b]) {
+          const last = outcome.messages.at(-1);
+          assert.equal(last.stopReason, 'aborted', what);
+          assert.equal(last.errorMessage, 'Request was aborted', what);
+          assert.deepEqual(log.slice(-3), ['message_end', 'turn_end', 'agent_end'], what);
+          assert.ok(!log.includes('tool_execution_start'), what);
+        }
+        // Ours: nothing after the update that aborted, and the message holds exactly the text
+        // the delivered deltas built (pi's provider reads a few events further).
+        const updates = a.log.filter((l) => /^(text|thinking|toolcall)_/.test(l));
+        assert.equal(updates.length, at, what);
+        const delivered = updates.filter((l) => l.startsWith('text_delta')).map((l) => JSON.parse(l.slice(11))).join('');
+        const text = a.outcome.messages.at(-1).content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+        assert.equal(text, delivered, what);
       }
-      // Ours: nothing after the update that aborted, and the message holds exactly the text
-      // the delivered deltas built (pi's provider reads a few events further).
-      const updates = a.log.filter((l) => /^(text|thinking|toolcall)_/.test(l));
-      assert.equal(updates.length, at, what);
-      const delivered = updates.filter((l) => l.startsWith('text_delta')).map((l) => JSON.parse(l.slice(11))).join('');
-      const text = a.outcome.messages.at(-1).content.filter((c) => c.type === 'text').map((c) => c.text).join('');
-      assert.equal(text, delivered, what);
     }
   }
 });
@@ -191,17 +194,19 @@ test('an abort in the updates that close a response whose end was read leaves it
       },
     };
   };
-  const a = await run('ours', ['tool_parallel.sse', 'text.sse'], make);
   const b = await run('pi', ['tool_parallel.sse', 'text.sse'], make);
-  for (const { outcome } of [a, b]) {
-    const first = outcome.messages.find((m) => m.role === 'assistant');
-    assert.equal(first.stopReason, 'toolUse');
-    const results = outcome.messages.filter((m) => m.role === 'toolResult');
-    assert.equal(results.length, 2);
-    for (const r of results) assert.equal(r.isError, true);
+  for (const impl of OURS) {
+    const a = await run(impl, ['tool_parallel.sse', 'text.sse'], make);
+    for (const { outcome } of [a, b]) {
+      const first = outcome.messages.find((m) => m.role === 'assistant');
+      assert.equal(first.stopReason, 'toolUse', impl);
+      const results = outcome.messages.filter((m) => m.role === 'toolResult');
+      assert.equal(results.length, 2, impl);
+      for (const r of results) assert.equal(r.isError, true, impl);
+    }
+    assert.deepEqual(a.outcome.messages.filter((m) => m.role === 'toolResult').map((m) => m.content),
+      b.outcome.messages.filter((m) => m.role === 'toolResult').map((m) => m.content), impl);
   }
-  assert.deepEqual(a.outcome.messages.filter((m) => m.role === 'toolResult').map((m) => m.content),
-    b.outcome.messages.filter((m) => m.role === 'toolResult').map((m) => m.content));
 });
 
 test('a sink return value is read as pi reads it: only its `then` (a Proxy whose other traps throw is no thenable)', async () => {
@@ -227,12 +232,14 @@ test('a sink that replaces or deletes the live partial\'s content breaks nothing
         },
       };
     };
-    for (const impl of i === 0 ? ['ours', 'pi'] : ['ours']) {
+    for (const impl of i === 0 ? [...OURS, 'pi'] : OURS) {
       const { outcome } = await run(impl, ['text.sse'], make);
       assert.ok(outcome.messages, `${impl}: ${outcome.error}`);
     }
     // Ours: the final message is the provider's, whatever the sink did to the copy it was shown.
-    const { outcome } = await run('ours', ['text.sse'], make);
-    assert.deepEqual(outcome.messages.at(-1).content, [{ type: 'text', text: 'Hello, wörld 😀!' }]);
+    for (const impl of OURS) {
+      const { outcome } = await run(impl, ['text.sse'], make);
+      assert.deepEqual(outcome.messages.at(-1).content, [{ type: 'text', text: 'Hello, wörld 😀!' }], impl);
+    }
   }
 });
