@@ -54,6 +54,10 @@ pub enum AssistantMessageEvent {
     ToolcallStart {
         content_index: usize,
         partial: Partial,
+        /// The argument text the provider opened the call with (a Responses
+        /// `output_item.added` may carry some): a writer that parses the text itself starts
+        /// from it. Not part of pi's JSON form.
+        text: Option<String>,
     },
     ToolcallDelta {
         content_index: usize,
@@ -196,6 +200,7 @@ impl AssistantMessageEvent {
             "toolcall_start" => ToolcallStart {
                 content_index: index()?,
                 partial: partial()?,
+                text: None,
             },
             "toolcall_delta" => ToolcallDelta {
                 content_index: index()?,

@@ -220,7 +220,8 @@ function readTool(tool) {
 }
 
 /** The update types of a built-in response's records, by kind. Kinds 9 (top-level fields)
- * and 10 (a block's late fields) only edit; 11 marks the response's end as read. */
+ * and 10 (a block's late fields) only edit; 11 marks the response's end as read. A
+ * `toolcall_start` record's delta is the argument text the call opened with. */
 const UPDATE_TYPES = ['text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end',
   'toolcall_start', 'toolcall_delta', 'toolcall_end'];
 const END_READ = 11;
@@ -255,7 +256,11 @@ function applyRecord(partial, state, r) {
     blocks[index] = block;
     const content = partial.content;
     if (Array.isArray(content)) content[index] = block;
-    if (kind === 6) state.args[index] = new ToolArguments();
+    if (kind === 6) {
+      // A call may open with some argument text (a Responses item's `arguments`).
+      state.args[index] = new ToolArguments();
+      if (delta != null) block.arguments = state.args[index].append(delta);
+    }
   } else if (kind === 1) blocks[index].text += delta;
   else if (kind === 4) blocks[index].thinking += delta;
   else if (kind === 7) {
@@ -268,7 +273,7 @@ function applyRecord(partial, state, r) {
     } else target.arguments = (state.args[index] ??= new ToolArguments()).append(delta);
   }
   const event = { type: UPDATE_TYPES[kind], contentIndex: index };
-  if (delta != null) event.delta = delta;
+  if (delta != null && kind !== 6) event.delta = delta;
   // An end carries its whole block: its text is the event's `content`.
   if (kind === 2) event.content = blocks[index].text;
   else if (kind === 5) event.content = blocks[index].thinking;
@@ -298,10 +303,13 @@ function thenable(v) {
  * awaited, else a Promise of the same result. */
 function updater(emit, inner, signal) {
   const cut = (state) => !state.ended && signal?.aborted === true;
+  // An update, or the mark of the end: an abort the sink made before the end reached it
+  // ends the response as aborted, as pi's check after its read loop does.
+  const cuts = (kind) => kind < UPDATE_TYPES.length || kind === END_READ;
   const next = (partial, records, i) => {
     const state = streamOf(partial);
     for (; i < records.length; i++) {
-      if (records[i][0] < UPDATE_TYPES.length && cut(state)) return true;
+      if (cuts(records[i][0]) && cut(state)) return true;
       const update = applyRecord(partial, state, records[i]);
       if (update === undefined) continue;
       const pending = thenable(emit(inner ? update.assistantMessageEvent : update));
@@ -314,7 +322,7 @@ function updater(emit, inner, signal) {
       await pending;
       pending = undefined;
       for (; pending === undefined && i < records.length; i++) {
-        if (records[i][0] < UPDATE_TYPES.length && cut(state)) return true;
+        if (cuts(records[i][0]) && cut(state)) return true;
         const update = applyRecord(partial, state, records[i]);
         if (update !== undefined) pending = thenable(emit(inner ? update.assistantMessageEvent : update));
       }

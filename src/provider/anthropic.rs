@@ -285,6 +285,7 @@ impl AnthropicDecoder {
             _ => AssistantMessageEvent::ToolcallStart {
                 content_index: at,
                 partial,
+                text: None,
             },
         });
         Ok(())

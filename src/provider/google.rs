@@ -385,6 +385,7 @@ impl GoogleDecoder {
         out.push(AssistantMessageEvent::ToolcallStart {
             content_index: index,
             partial: self.partial.clone(),
+            text: None,
         });
         if fragments.is_some() || continues {
             let mut delta = Map::new();

@@ -477,6 +477,7 @@ impl ChatCompletionsDecoder {
                 out.push(AssistantMessageEvent::ToolcallStart {
                     content_index: block,
                     partial: self.partial.clone(),
+                    text: None,
                 });
                 self.calls.len() - 1
             }

@@ -196,13 +196,15 @@ impl ResponsesDecoder {
             }),
             Kind::ToolCall => {
                 // Arguments the item already carries start the call's text.
-                if let Some(args) = str_of(item, "arguments").filter(|a| !a.is_empty()) {
+                let text = str_of(item, "arguments").filter(|a| !a.is_empty());
+                if let Some(args) = text {
                     slot.args.append(&self.partial, index, args);
                 }
                 self.unfinished.push(index);
                 out.push(AssistantMessageEvent::ToolcallStart {
                     content_index: index,
                     partial: self.partial.clone(),
+                    text: text.map(str::to_string),
                 });
             }
         }

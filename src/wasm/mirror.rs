@@ -34,8 +34,9 @@ const SET_META: usize = 9;
 const ASSIGN_BLOCK: usize = 10;
 const END_READ: usize = 11;
 
-/// Marks the end of the response as read: an abort from the sink after this record no
-/// longer cuts the updates that follow (the closing ones the end produced).
+/// Marks the end of the response as read. An abort from the sink before the glue reaches
+/// this record still cuts there (as pi's check after its read loop sees it); after it, the
+/// closing updates the end produced come and the response stands.
 pub fn end_read(cell: &UpdateCell) {
     if let Some(state) = cell.borrow_mut().as_mut() {
         record(

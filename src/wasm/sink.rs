@@ -173,7 +173,12 @@ impl JsSink {
                 ..
             } => (4, *content_index, Some(delta.as_str())),
             E::ThinkingEnd { content_index, .. } => (5, *content_index, None),
-            E::ToolcallStart { content_index, .. } => (6, *content_index, None),
+            // (A start's "delta" is the argument text the call opened with.)
+            E::ToolcallStart {
+                content_index,
+                text,
+                ..
+            } => (6, *content_index, text.as_deref()),
             E::ToolcallDelta {
                 content_index,
                 delta,

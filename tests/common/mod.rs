@@ -255,6 +255,7 @@ impl Script {
                     events.push(AssistantMessageEvent::ToolcallStart {
                         content_index: i,
                         partial: snap(&partial),
+                        text: None,
                     });
                     events.push(AssistantMessageEvent::ToolcallEnd {
                         content_index: i,

@@ -29,6 +29,26 @@ function callBody(pieces) {
 }
 const textBody = [chunk({ role: 'assistant', content: 'done' }), chunk({}, 'stop'), 'data: [DONE]\n\n'];
 
+const sse = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+/** A Responses answer whose call opens with `pieces[0]` as its `arguments` (as some servers
+ * send) and streams the rest. */
+function responsesCallBody([first, ...rest]) {
+  const item = { type: 'function_call', id: 'fc_0', call_id: 'call_1', name: 'read', arguments: first };
+  const text = [first, ...rest].join('');
+  return [
+    sse('response.output_item.added', { output_index: 0, item }),
+    ...rest.map((delta) => sse('response.function_call_arguments.delta', { output_index: 0, item_id: 'fc_0', delta })),
+    sse('response.output_item.done', { output_index: 0, item: { ...item, arguments: text, status: 'completed' } }),
+    sse('response.completed', { response: { id: 'resp_1', status: 'completed' } }),
+  ];
+}
+const responsesTextBody = [
+  sse('response.output_item.added', { output_index: 0, item: { type: 'message', id: 'msg_0', role: 'assistant', content: [] } }),
+  sse('response.output_text.delta', { output_index: 0, item_id: 'msg_0', content_index: 0, delta: 'done' }),
+  sse('response.output_item.done', { output_index: 0, item: { type: 'message', id: 'msg_0', role: 'assistant', content: [{ type: 'output_text', text: 'done' }] } }),
+  sse('response.completed', { response: { id: 'resp_2', status: 'completed' } }),
+];
+
 /** Serves `bodies[n]` to request n, one event per write, 3 ms apart. */
 async function serve(bodies) {
   const server = await faultServer(async (_req, res, n) => {
@@ -53,16 +73,18 @@ const tool = {
 
 /** The call's arguments as JSON at each toolcall_delta and at toolcall_end, and the final
  * message's call. */
-async function argumentsSeen(impl, pieces) {
-  const server = await serve([callBody(pieces), textBody]);
+async function argumentsSeen(impl, pieces, responses = false) {
+  const server = await serve(responses ? [responsesCallBody(pieces), responsesTextBody] : [callBody(pieces), textBody]);
   servers.push(server);
-  const model = { ...getModel('openai', 'gpt-4o-mini'), id: 'gpt-test', api: 'openai-completions', baseUrl: server.baseUrl };
+  const model = responses
+    ? { ...getModel('openai', 'gpt-5-mini'), baseUrl: server.baseUrl }
+    : { ...getModel('openai', 'gpt-4o-mini'), id: 'gpt-test', api: 'openai-completions', baseUrl: server.baseUrl };
   const seen = [];
   const [runAgentLoop, streamFn] = IMPLS[impl];
   const messages = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] },
     { model, apiKey: 'sk-test', convertToLlm: (m) => m }, (e) => {
       const u = e.assistantMessageEvent;
-      if (u?.type === 'toolcall_delta' || u?.type === 'toolcall_end') {
+      if (u?.type === 'toolcall_start' || u?.type === 'toolcall_delta' || u?.type === 'toolcall_end') {
         seen.push(`${u.type} ${JSON.stringify(u.partial.content[u.contentIndex].arguments)} ${JSON.stringify(e.message.content[u.contentIndex].arguments)}`);
       }
     }, undefined, streamFn);
@@ -89,6 +111,16 @@ test('partial tool-call arguments at every delta are pi-ai\'s (unfinished number
       // A final parse error's wording is the JSON parser's own (V8's in pi): compared without it.
       const plain = (f) => JSON.stringify({ ...JSON.parse(f), argumentsError: 'argumentsError' in JSON.parse(f) });
       assert.equal(plain(a.final), plain(b.final), `${impl}: ${pieces.join(' | ')}`);
+    }
+  }
+});
+
+test('a Responses call that opens with argument text shows it from its start, and streams on from it, as pi-ai', async () => {
+  for (const pieces of [['{"a": 1', ', "c": 3', ', "b": 2}'], ['{"p": "a.t', 'xt"}'], ['{', '}']]) {
+    const b = await argumentsSeen('pi', pieces, true);
+    for (const impl of ['ours', 'oursStreamSimple']) {
+      const a = await argumentsSeen(impl, pieces, true);
+      assert.deepEqual(a, b, `${impl}: ${pieces.join(' | ')}`);
     }
   }
 });

@@ -32,13 +32,15 @@ const IMPLS = {
 };
 const OURS = ['ours', 'oursStreamSimple'];
 
-/** A server that answers request n with fixture `files[n]` (the last one repeated), whole. */
+/** A server that answers request n with fixture `files[n]` (the last one repeated), whole;
+ * a file named `anthropic/…` is one of the Anthropic fixtures. */
 async function serve(files) {
   const server = await faultServer((_req, res, n) => {
+    const file = files[Math.min(n, files.length - 1)];
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(readFileSync(new URL(files[Math.min(n, files.length - 1)], FIXTURES)));
+    res.end(readFileSync(new URL(file, file.startsWith('anthropic/') ? new URL('../', FIXTURES) : FIXTURES)));
   });
-  return { baseUrl: `${server.origin}/v1`, close: server.close };
+  return { baseUrl: `${server.origin}/v1`, origin: server.origin, close: server.close };
 }
 
 const servers = [];
@@ -56,7 +58,9 @@ async function run(impl, files, make) {
   const { emit, signal } = make();
   const server = await serve(files);
   servers.push(server);
-  const model = { ...getModel('openai', 'gpt-4o-mini'), id: 'gpt-test', api: 'openai-completions', baseUrl: server.baseUrl };
+  const model = files[0].startsWith('anthropic/')
+    ? { ...getModel('anthropic', 'claude-sonnet-4-5'), baseUrl: server.origin }
+    : { ...getModel('openai', 'gpt-4o-mini'), id: 'gpt-test', api: 'openai-completions', baseUrl: server.baseUrl };
   const log = [];
   const [runAgentLoop, streamSimple] = IMPLS[impl];
   let outcome;
@@ -206,6 +210,43 @@ test('an abort in the updates that close a response whose end was read leaves it
     }
     assert.deepEqual(a.outcome.messages.filter((m) => m.role === 'toolResult').map((m) => m.content),
       b.outcome.messages.filter((m) => m.role === 'toolResult').map((m) => m.content), impl);
+  }
+});
+
+test('an abort on the last content update, with the end in the same chunk, ends the response aborted with all its content, as pi does', async () => {
+  // pi-ai checks the signal after its read loop, which ends after its consumer saw the
+  // last content update: the abort there is seen. Ours cuts at the end's mark.
+  const cases = [
+    [['text.sse'], (u, last) => u.type === 'text_delta' && last],
+    [['anthropic/text.sse'], (u) => u.type === 'text_end'],
+    [['anthropic/tool_single.sse', 'anthropic/text.sse'], (u) => u.type === 'toolcall_end'],
+  ];
+  for (const [files, when] of cases) {
+    const make = () => {
+      const controller = new AbortController();
+      const deltas = [];
+      return {
+        signal: controller.signal,
+        emit: (e, log) => {
+          const u = e.assistantMessageEvent;
+          log.push(e.type === 'message_update' ? u.type : e.type);
+          if (u?.type === 'text_delta') deltas.push(u.delta);
+          const last = u?.type === 'text_delta' && e.message.content[u.contentIndex].text === 'Hello, wörld 😀!';
+          if (u && when(u, last)) controller.abort();
+        },
+      };
+    };
+    const b = await run('pi', files, make);
+    for (const impl of OURS) {
+      const a = await run(impl, files, make);
+      for (const { outcome } of [a, b]) {
+        const answer = outcome.messages.find((m) => m.role === 'assistant');
+        assert.equal(answer.stopReason, 'aborted', `${impl}: ${files}`);
+        assert.ok(!outcome.messages.some((m) => m.role === 'toolResult'), `${impl}: ${files}`);
+      }
+      const content = (r) => r.outcome.messages.find((m) => m.role === 'assistant').content;
+      assert.deepEqual(content(a), content(b), `${impl}: ${files}`);
+    }
   }
 });
 
