@@ -266,16 +266,20 @@ for (const api of APIS) {
       const second = api.make(r, true);
       calls += first.calls;
       const bodies = [first.body, second.body];
-      const ours = generatedIds(await api.h.runWith(streamSimple, bodies, { modelId: api.model }));
       const theirs = generatedIds(await api.h.runWith(piStreamSimple, bodies, { modelId: api.model }));
-      try {
-        assert.deepEqual(ours.events, theirs.events);
-        // As JSON text: key order counts (a message is stored and replayed as it serialises).
-        assert.equal(JSON.stringify(ours.messages), JSON.stringify(theirs.messages));
-        assert.equal(JSON.stringify(ours.requests.map((q) => q.body)), JSON.stringify(theirs.requests.map((q) => q.body)));
-      } catch {
-        if (ONLY) console.log(JSON.stringify({ body: first.body, ours: ours.messages, pi: theirs.messages }, null, 1));
-        failures.push(`seed ${seed}: ${firstDifference(ours, theirs)}`);
+      // Ours as a stream function, and as the loop's default stream (the built-in provider
+      // inside the loop, whose updates reach the sink a network chunk at a time).
+      for (const [how, streamFn] of [['streamSimple', streamSimple], ['default stream', undefined]]) {
+        const ours = generatedIds(await api.h.runWith(streamFn, bodies, { modelId: api.model }));
+        try {
+          assert.deepEqual(ours.events, theirs.events);
+          // As JSON text: key order counts (a message is stored and replayed as it serialises).
+          assert.equal(JSON.stringify(ours.messages), JSON.stringify(theirs.messages));
+          assert.equal(JSON.stringify(ours.requests.map((q) => q.body)), JSON.stringify(theirs.requests.map((q) => q.body)));
+        } catch {
+          if (ONLY) console.log(JSON.stringify({ body: first.body, ours: ours.messages, pi: theirs.messages }, null, 1));
+          failures.push(`seed ${seed} (${how}): ${firstDifference(ours, theirs)}`);
+        }
       }
     }
     console.log(`provider shapes ${api.name}: ${COUNT} streams, ${calls} tool calls in first responses`);
