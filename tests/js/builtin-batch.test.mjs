@@ -284,3 +284,32 @@ test('a sink that replaces or deletes the live partial\'s content breaks nothing
     }
   }
 });
+
+test('no update is held while the stream waits for the network: a chunk\'s updates reach the sink before the next chunk is sent', async () => {
+  // The server sends the first three events, then waits until the sink has seen the second
+  // text delta before it sends the rest. Were updates held until more bytes came, the run
+  // would stall until the server gave up.
+  const text = readFileSync(new URL('text.sse', FIXTURES), 'utf8');
+  const events = text.split('\n\n').filter(Boolean).map((e) => `${e}\n\n`);
+  for (const impl of OURS) {
+    let seen;
+    const sawSecondDelta = new Promise((resolve) => { seen = resolve; });
+    let gaveUp = false;
+    const server = await faultServer(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(events.slice(0, 3).join(''));
+      const timeout = new Promise((resolve) => setTimeout(() => { gaveUp = true; resolve(); }, 3000));
+      await Promise.race([sawSecondDelta, timeout]);
+      res.end(events.slice(3).join(''));
+    });
+    servers.push(server);
+    const model = { ...getModel('openai', 'gpt-4o-mini'), id: 'gpt-test', api: 'openai-completions', baseUrl: `${server.origin}/v1` };
+    let deltas = 0;
+    const [runAgentLoop, streamFn] = IMPLS[impl];
+    const messages = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [] },
+      { model, apiKey: 'sk-test', convertToLlm: (m) => m },
+      (e) => { if (e.assistantMessageEvent?.type === 'text_delta' && ++deltas === 2) seen(); }, undefined, streamFn);
+    assert.equal(gaveUp, false, `${impl}: the first chunk's updates were held until the server gave up`);
+    assert.equal(messages.at(-1).stopReason, 'stop', impl);
+  }
+});
