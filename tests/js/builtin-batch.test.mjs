@@ -313,3 +313,30 @@ test('no update is held while the stream waits for the network: a chunk\'s updat
     assert.equal(messages.at(-1).stopReason, 'stop', impl);
   }
 });
+
+test('Agent with the built-in stream: an async listener is awaited per update of a chunk, and an abort from it stops the updates there', async () => {
+  for (const at of [1, 3]) {
+    const server = await serve(['tool_parallel.sse', 'text.sse']);
+    servers.push(server);
+    const model = { ...getModel('openai', 'gpt-4o-mini'), id: 'gpt-test', api: 'openai-completions', baseUrl: server.baseUrl };
+    const agent = new ours.Agent({ initialState: { model, tools: [tool] }, getApiKey: () => 'sk-test' });
+    const log = [];
+    let updates = 0;
+    agent.subscribe(async (event) => {
+      if (event.type !== 'message_update') return;
+      const n = ++updates;
+      log.push(`begin ${n}`);
+      await new Promise((r) => setTimeout(r, 1));
+      log.push(`end ${n}`);
+      if (n === at) agent.abort();
+    });
+    await agent.prompt('go');
+    // Each update's listener finished before the next began, and none came after the abort.
+    assert.deepEqual(log, Array.from({ length: at }, (_, i) => [`begin ${i + 1}`, `end ${i + 1}`]).flat());
+    const last = agent.state.messages.at(-1);
+    assert.equal(last.stopReason, 'aborted');
+    assert.equal(agent.state.isStreaming, false);
+    // No tool ran for the aborted response.
+    assert.ok(!agent.state.messages.some((m) => m.role === 'toolResult'));
+  }
+});
