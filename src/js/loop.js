@@ -267,7 +267,7 @@ function applyRecord(partial, state, r) {
     const target = blocks[index], head = r[4], replaced = r[5];
     if (head != null) Object.assign(target, head);
     if (replaced != null) {
-      target.arguments = replaced !== null && typeof replaced === 'object' && !Array.isArray(replaced) ? replaced : {};
+      target.arguments = typeof replaced === 'object' && !Array.isArray(replaced) ? replaced : {};
       // Text that may still follow continues the replacement.
       (state.args[index] = new ToolArguments()).append(JSON.stringify(replaced));
     } else target.arguments = (state.args[index] ??= new ToolArguments()).append(delta);
@@ -283,6 +283,8 @@ function applyRecord(partial, state, r) {
 }
 
 const PROMISE_THEN = Promise.prototype.then;
+/** What a step of the updater returns when the signal cut the batch. */
+const CUT = Symbol('cut');
 
 /** `v` to await when it is a thenable (its `then` read once, as the only property read),
  * else undefined. */
@@ -306,30 +308,31 @@ function updater(emit, inner, signal) {
   // An update, or the mark of the end: an abort the sink made before the end reached it
   // ends the response as aborted, as pi's check after its read loop does.
   const cuts = (kind) => kind < UPDATE_TYPES.length || kind === END_READ;
-  const next = (partial, records, i) => {
+  /** One record: CUT, a thenable to await, or undefined. */
+  const step = (partial, state, r) => {
+    if (cuts(r[0]) && cut(state)) return CUT;
+    const update = applyRecord(partial, state, r);
+    return update === undefined ? undefined : thenable(emit(inner ? update.assistantMessageEvent : update));
+  };
+  // Synchronous until an emit returns a thenable; from there on, one await per thenable.
+  const rest = async (partial, state, records, i, pending) => {
+    do {
+      await pending;
+      pending = undefined;
+      while (pending === undefined && i < records.length) pending = step(partial, state, records[i++]);
+    } while (pending !== undefined && pending !== CUT);
+    return pending === CUT ? true : undefined;
+  };
+  return (partial, batch) => {
     const state = streamOf(partial);
-    for (; i < records.length; i++) {
-      if (cuts(records[i][0]) && cut(state)) return true;
-      const update = applyRecord(partial, state, records[i]);
-      if (update === undefined) continue;
-      const pending = thenable(emit(inner ? update.assistantMessageEvent : update));
-      if (pending !== undefined) return rest(partial, state, records, i + 1, pending);
+    const records = JSON.parse(batch);
+    for (let i = 0; i < records.length; i++) {
+      const s = step(partial, state, records[i]);
+      if (s === CUT) return true;
+      if (s !== undefined) return rest(partial, state, records, i + 1, s);
     }
     return undefined;
   };
-  const rest = async (partial, state, records, i, pending) => {
-    for (;;) {
-      await pending;
-      pending = undefined;
-      for (; pending === undefined && i < records.length; i++) {
-        if (cuts(records[i][0]) && cut(state)) return true;
-        const update = applyRecord(partial, state, records[i]);
-        if (update !== undefined) pending = thenable(emit(inner ? update.assistantMessageEvent : update));
-      }
-      if (pending === undefined) return undefined;
-    }
-  };
-  return (partial, batch) => next(partial, JSON.parse(batch), 0);
 }
 
 /**

@@ -1069,7 +1069,7 @@ impl AssistantStream for ProviderStream {
     }
 
     fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>> {
-        Box::pin(async move { Ok(self.result.clone()) })
+        Box::pin(async move { Ok(self.final_message()) })
     }
 
     /// Only a read of the body waits.
