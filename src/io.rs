@@ -218,6 +218,12 @@ pub trait Tool {
     fn host_value(&self) -> Option<&dyn std::any::Any> {
         None
     }
+    /// pi's `replay: "safe"`: running the tool again for a call cut off while it ran is safe
+    /// (a run resumed from a checkpoint, `agent::checkpoint`). When not, that call gets an
+    /// error result instead.
+    fn replay_safe(&self) -> bool {
+        false
+    }
 }
 
 /// The transcript and executable tools of a run (`AgentContext`).
@@ -413,6 +419,8 @@ pub struct Host<'a> {
     /// `None`: no stream function was given and no default is set. pi resolves this only
     /// after the prompt events (L-34 step 4), and so does the loop.
     pub stream_fn: Option<&'a dyn StreamFn>,
+    /// The run's position, kept current for checkpoints (`agent::checkpoint`).
+    pub tracker: &'a crate::agent::checkpoint::Tracker,
 }
 
 impl Host<'_> {
@@ -421,6 +429,7 @@ impl Host<'_> {
     }
 
     pub async fn emit(&self, event: AgentEvent) -> HostResult<()> {
+        self.tracker.observe(&event);
         self.sink.emit(event).await
     }
 }

@@ -35,6 +35,7 @@ fn drive(
         sink: &stream,
         hooks: &w.hooks,
         stream_fn: Some(&w.model),
+        tracker: &w.tracker,
     };
     let consumer = stream.clone();
     let run = stream

@@ -2,13 +2,14 @@
 //! request (`turn`), tool execution (`tools`), argument validation (`validate`). The tool
 //! declarations of the transcript are `message::transcript`.
 
+pub mod checkpoint;
 pub mod hook_values;
 pub mod run;
 pub mod tools;
 pub mod turn;
 pub mod validate;
 
-pub use run::{check_continue, run_agent_loop, run_agent_loop_continue};
+pub use run::{check_continue, resume_agent_loop, run_agent_loop, run_agent_loop_continue};
 pub use tools::{run_tool_call, ToolCallOutcome, ToolEnv};
 
 /// The declarations of `tools` (L-26), which `message::transcript::declare_tool_changes`

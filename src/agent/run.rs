@@ -9,8 +9,9 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+use super::checkpoint::{Position, Stage};
 use super::declarations;
-use super::tools::{execute_tool_calls, fail_truncated};
+use super::tools::{execute_tool_calls, Prior};
 use super::turn::{resolve_stream_fn, stream_assistant_response};
 use crate::error::{Error, Result};
 use crate::event::AgentEvent;
@@ -23,7 +24,7 @@ use crate::message::{is_role, stop_reason, tool_calls, AgentMessage, ThinkingLev
 pub async fn run_agent_loop(
     host: &Host<'_>,
     prompts: Vec<AgentMessage>,
-    mut context: Context,
+    context: Context,
     config: LoopConfig,
 ) -> Result<Vec<AgentMessage>> {
     let initial = declare_tool_changes(
@@ -32,7 +33,6 @@ pub async fn run_agent_loop(
         &prompts,
         host.clock.now(),
     );
-    context.messages.extend(initial.iter().cloned());
     start_and_run(host, context, config, initial).await
 }
 
@@ -40,29 +40,197 @@ pub async fn run_agent_loop(
 /// starts with, then the stream function (resolved only now, L-34 step 4) and the loop.
 async fn start_and_run(
     host: &Host<'_>,
-    context: Context,
+    mut context: Context,
     config: LoopConfig,
     initial: Vec<AgentMessage>,
 ) -> Result<Vec<AgentMessage>> {
+    host.tracker.set(Position {
+        stage: request(true, initial.clone(), false, true),
+        new: 0,
+        model: config.model.clone(),
+        reasoning: config.reasoning,
+    });
     host.emit(AgentEvent::AgentStart).await?;
     host.emit(AgentEvent::TurnStart).await?;
-    for m in &initial {
-        host.emit(AgentEvent::MessageStart { message: m.clone() })
-            .await?;
-        host.emit(AgentEvent::MessageEnd { message: m.clone() })
-            .await?;
-    }
-    let mut new_messages = initial;
+    let mut new_messages = Vec::new();
+    announce(host, &mut context, &mut new_messages, initial, false).await?;
     let stream_fn = resolve_stream_fn(host)?;
+    let step = Step::Request {
+        turn_start: false,
+        inject: Vec::new(),
+        declare: false,
+        announced: false,
+        poll: true,
+    };
     Box::pin(run_loop(
         host,
         stream_fn,
         context,
         &mut new_messages,
         config,
+        step,
     ))
     .await?;
     Ok(new_messages)
+}
+
+/// Finishes a run from a checkpoint (`agent::checkpoint`): `context.messages` is the run's
+/// transcript and `position` where the run stood in it. Emits what the run had still to
+/// emit (no `agent_start`: the run had started) and resolves with every message of the run,
+/// those before the checkpoint included. A position that does not fit the transcript is an
+/// `invalid_input` error naming what is wrong.
+pub async fn resume_agent_loop(
+    host: &Host<'_>,
+    context: Context,
+    mut config: LoopConfig,
+    position: Position,
+) -> Result<Vec<AgentMessage>> {
+    let messages = &context.messages;
+    let total = messages.len();
+    let Some(before) = total.checked_sub(position.new) else {
+        return Err(bad_checkpoint(
+            "it counts more messages of the run than the transcript holds",
+        ));
+    };
+    let mut new_messages: Vec<AgentMessage> = messages.iter().skip(before).cloned().collect();
+    config.model = position.model.clone();
+    config.reasoning = position.reasoning;
+    let step = match &position.stage {
+        Stage::Done => return Ok(new_messages),
+        Stage::Request {
+            turn_start,
+            inject,
+            declare,
+            announced,
+            poll,
+        } => Step::Request {
+            turn_start: *turn_start,
+            inject: inject.clone(),
+            declare: *declare,
+            announced: *announced && !inject.is_empty(),
+            poll: *poll,
+        },
+        Stage::Tools {
+            results,
+            ended,
+            started,
+            executing,
+            announced,
+        } => {
+            let (message, done) = turn_tail(messages, *results, position.new)?;
+            Step::Tools {
+                message,
+                prior: Prior {
+                    done,
+                    ended: ended.clone(),
+                    started: started.clone(),
+                    executing: executing.clone(),
+                    announced: *announced,
+                },
+            }
+        }
+        Stage::Next {
+            results,
+            has_more,
+            explicit,
+            end,
+        } => {
+            let (message, tool_results) = turn_tail(messages, *results, position.new)?;
+            if *end {
+                host.tracker.set(position.clone());
+                host.emit(AgentEvent::AgentEnd {
+                    messages: new_messages.clone(),
+                })
+                .await?;
+                return Ok(new_messages);
+            }
+            Step::Next {
+                turn: CompletedTurn {
+                    message,
+                    tool_results,
+                },
+                has_more: *has_more,
+                explicit: *explicit,
+            }
+        }
+    };
+    let stream_fn = resolve_stream_fn(host)?;
+    host.tracker.set(position);
+    Box::pin(run_loop(
+        host,
+        stream_fn,
+        context,
+        &mut new_messages,
+        config,
+        step,
+    ))
+    .await?;
+    Ok(new_messages)
+}
+
+fn bad_checkpoint(what: &str) -> Error {
+    Error::InvalidInput(format!("checkpoint: {what}"))
+}
+
+/// The turn at the transcript's end: its response and the `results` tool results after it,
+/// all of them messages of the run (the last `new`).
+fn turn_tail(
+    messages: &[AgentMessage],
+    results: usize,
+    new: usize,
+) -> Result<(AgentMessage, Vec<AgentMessage>)> {
+    if results >= new {
+        return Err(bad_checkpoint(
+            "the turn it is in is not among the run's messages",
+        ));
+    }
+    let start = messages.len() - results - 1;
+    let mut tail = messages.iter().skip(start).cloned();
+    let message = tail
+        .next()
+        .filter(|m| is_role(m, "assistant"))
+        .ok_or_else(|| bad_checkpoint("the turn's response is not an assistant message"))?;
+    let tool_results: Vec<AgentMessage> = tail.collect();
+    if !tool_results.iter().all(|m| is_role(m, "toolResult")) {
+        return Err(bad_checkpoint(
+            "the messages after the turn's response are not all tool results",
+        ));
+    }
+    Ok((message, tool_results))
+}
+
+fn request(turn_start: bool, inject: Vec<AgentMessage>, declare: bool, poll: bool) -> Stage {
+    Stage::Request {
+        turn_start,
+        inject,
+        declare,
+        announced: false,
+        poll,
+    }
+}
+
+/// Delivers `message_start` (unless `announced`: already delivered for the first) and
+/// `message_end` of each message, appending it after its end: the messages a turn starts
+/// with. The tracker's `inject` is `list` at the call.
+async fn announce(
+    host: &Host<'_>,
+    context: &mut Context,
+    new_messages: &mut Vec<AgentMessage>,
+    list: Vec<AgentMessage>,
+    mut announced: bool,
+) -> Result<()> {
+    for m in list {
+        if !announced {
+            host.emit(AgentEvent::MessageStart { message: m.clone() })
+                .await?;
+        }
+        announced = false;
+        host.emit(AgentEvent::MessageEnd { message: m.clone() })
+            .await?;
+        context.messages.push(m.clone());
+        new_messages.push(m);
+    }
+    Ok(())
 }
 
 /// L-33/L-35 preconditions, shared by the streaming and awaiting variants.
@@ -163,27 +331,221 @@ struct CompletedTurn {
     tool_results: Vec<AgentMessage>,
 }
 
-/// §5 `runLoop`.
+/// Where the loop goes next: the checkpoint's [`Stage`] with the messages it refers to.
+enum Step {
+    Request {
+        turn_start: bool,
+        inject: Vec<AgentMessage>,
+        declare: bool,
+        announced: bool,
+        poll: bool,
+    },
+    Tools {
+        message: AgentMessage,
+        prior: Prior,
+    },
+    Next {
+        turn: CompletedTurn,
+        has_more: bool,
+        explicit: bool,
+    },
+}
+
+/// Sets the tracker's list of messages to announce, which the declaration pass or a poll
+/// has just made.
+fn track_inject(host: &Host<'_>, list: &[AgentMessage], poll: bool) {
+    host.tracker
+        .stage(request(false, list.to_vec(), false, poll));
+}
+
+/// §5 `runLoop`, from `step`: a turn's request (L-44..L-46), its tool calls and end (L-48..
+/// L-50), then the poll points between turns (L-51..L-54) and the next turn's preamble (L-43).
 async fn run_loop(
     host: &Host<'_>,
     stream_fn: &dyn StreamFn,
     mut context: Context,
     new_messages: &mut Vec<AgentMessage>,
     mut config: LoopConfig,
+    mut step: Step,
 ) -> Result<()> {
-    let mut last_turn: Option<CompletedTurn> = None;
     let mut declarations = DeclarationMemo::default();
-    let mut explicit_continuation = false;
-    // L-40.
-    let mut pending = poll_steering(host).await?;
     loop {
-        // L-41.
-        let mut has_more_tool_calls = true;
-        // L-42.
-        while has_more_tool_calls || !pending.is_empty() {
-            let mut prepared: Vec<AgentMessage> = Vec::new();
-            // L-43: the preamble of every turn after the first.
-            if let Some(turn) = &last_turn {
+        step = match step {
+            Step::Request {
+                turn_start,
+                inject,
+                declare,
+                announced,
+                poll,
+            } => {
+                if turn_start {
+                    host.emit(AgentEvent::TurnStart).await?;
+                }
+                // L-44: prepared first, then queued, with any tool declaration.
+                let inject = if declare {
+                    let list = declarations.declare(&context, inject, host.clock.now());
+                    track_inject(host, &list, poll);
+                    list
+                } else {
+                    inject
+                };
+                announce(host, &mut context, new_messages, inject, announced).await?;
+                if poll {
+                    // L-40: the run's first poll, after the messages it starts with.
+                    let pending = poll_steering(host).await?;
+                    let list = declarations.declare(&context, pending, host.clock.now());
+                    track_inject(host, &list, false);
+                    announce(host, &mut context, new_messages, list, false).await?;
+                }
+                // L-45.
+                let request = RequestContext {
+                    context: &context,
+                    model: &config.model,
+                    thinking_level: config.reasoning.unwrap_or(ThinkingLevel::Off),
+                };
+                let update = match host.hooks.prepare_request(request) {
+                    Some(f) => f.await?,
+                    None => None,
+                };
+                if let Some(u) = update {
+                    if let Some(c) = u.context {
+                        context = c;
+                    }
+                    if let Some(m) = u.model {
+                        config.model = m;
+                    }
+                    apply_thinking_level(&mut config, u.thinking_level);
+                }
+                track_config(host, &config);
+                // L-46.
+                // Boxed: inlining every sub-future into this state machine costs kilobytes of wasm.
+                let message = Box::pin(stream_assistant_response(
+                    host,
+                    stream_fn,
+                    &mut context,
+                    &config,
+                ))
+                .await?;
+                new_messages.push(message.clone());
+                Step::Tools {
+                    message,
+                    prior: Prior::default(),
+                }
+            }
+            Step::Tools { message, prior } => {
+                // L-48: hard exit.
+                if matches!(stop_reason(&message), Some("error" | "aborted")) {
+                    let ctx = TurnContext {
+                        message: &message,
+                        tool_results: &[],
+                        context: &context,
+                        new_messages,
+                    };
+                    if let Some(f) = host.hooks.finish_turn(ctx) {
+                        f.await?; // its decision is ignored
+                    }
+                    host.tracker.stage(Stage::Next {
+                        results: 0,
+                        has_more: false,
+                        explicit: false,
+                        end: true,
+                    });
+                    host.emit(AgentEvent::TurnEnd {
+                        message,
+                        tool_results: Vec::new(),
+                    })
+                    .await?;
+                    host.emit(AgentEvent::AgentEnd {
+                        messages: new_messages.clone(),
+                    })
+                    .await?;
+                    return Ok(());
+                }
+                // L-49.
+                let calls: Vec<Rc<Value>> = tool_calls(&message).into_iter().map(Rc::new).collect();
+                let mut tool_results = Vec::new();
+                let mut has_more_tool_calls = false;
+                if !calls.is_empty() {
+                    let before = prior.done.len();
+                    let truncated = stop_reason(&message) == Some("length");
+                    let batch = execute_tool_calls(
+                        host,
+                        &context,
+                        &message,
+                        &calls,
+                        config.tool_execution,
+                        truncated,
+                        prior,
+                    )
+                    .await?;
+                    has_more_tool_calls = !batch.terminate;
+                    tool_results = batch.messages;
+                    // Those delivered before a checkpoint are in the transcript already.
+                    let added = tool_results.iter().skip(before);
+                    context.messages.extend(added.clone().cloned());
+                    new_messages.extend(added.cloned());
+                }
+                // L-50.
+                let ctx = TurnContext {
+                    message: &message,
+                    tool_results: &tool_results,
+                    context: &context,
+                    new_messages,
+                };
+                let decision = match host.hooks.finish_turn(ctx) {
+                    Some(f) => f.await?,
+                    None => None,
+                };
+                let end = decision == Some(TurnDecision::End);
+                let explicit = decision == Some(TurnDecision::Continue);
+                host.tracker.stage(Stage::Next {
+                    results: tool_results.len(),
+                    has_more: has_more_tool_calls,
+                    explicit,
+                    end,
+                });
+                host.emit(AgentEvent::TurnEnd {
+                    message: message.clone(),
+                    tool_results: tool_results.clone(),
+                })
+                .await?;
+                // L-51.
+                if end {
+                    host.emit(AgentEvent::AgentEnd {
+                        messages: new_messages.clone(),
+                    })
+                    .await?;
+                    return Ok(());
+                }
+                Step::Next {
+                    turn: CompletedTurn {
+                        message,
+                        tool_results,
+                    },
+                    has_more: has_more_tool_calls,
+                    explicit,
+                }
+            }
+            Step::Next {
+                turn,
+                has_more,
+                explicit,
+            } => {
+                // L-51: the steering poll after every turn; L-52 the follow-up poll when
+                // nothing else keeps the run going; L-53 an explicit continuation; L-54 the end.
+                let mut pending = poll_steering(host).await?;
+                if !has_more && pending.is_empty() {
+                    pending = poll_follow_ups(host).await?;
+                    if pending.is_empty() && !explicit {
+                        host.emit(AgentEvent::AgentEnd {
+                            messages: new_messages.clone(),
+                        })
+                        .await?;
+                        return Ok(());
+                    }
+                }
+                // L-43: the preamble of every turn after the first.
+                let mut prepared: Vec<AgentMessage> = Vec::new();
                 let ctx = TurnContext {
                     message: &turn.message,
                     tool_results: &turn.tool_results,
@@ -207,138 +569,26 @@ async fn run_loop(
                 if pending.is_empty() {
                     pending = poll_steering(host).await?;
                 }
-                host.emit(AgentEvent::TurnStart).await?;
-            }
-            // L-44: prepared first, then queued, with any tool declaration.
-            prepared.append(&mut pending);
-            let injected = declarations.declare(&context, prepared, host.clock.now());
-            for m in injected {
-                host.emit(AgentEvent::MessageStart { message: m.clone() })
-                    .await?;
-                host.emit(AgentEvent::MessageEnd { message: m.clone() })
-                    .await?;
-                context.messages.push(m.clone());
-                new_messages.push(m);
-            }
-            // L-45.
-            let request = RequestContext {
-                context: &context,
-                model: &config.model,
-                thinking_level: config.reasoning.unwrap_or(ThinkingLevel::Off),
-            };
-            let update = match host.hooks.prepare_request(request) {
-                Some(f) => f.await?,
-                None => None,
-            };
-            if let Some(u) = update {
-                if let Some(c) = u.context {
-                    context = c;
+                prepared.append(&mut pending);
+                host.tracker
+                    .stage(request(true, prepared.clone(), true, false));
+                track_config(host, &config);
+                Step::Request {
+                    turn_start: true,
+                    inject: prepared,
+                    declare: true,
+                    announced: false,
+                    poll: false,
                 }
-                if let Some(m) = u.model {
-                    config.model = m;
-                }
-                apply_thinking_level(&mut config, u.thinking_level);
             }
-            // L-46.
-            // Boxed: inlining every sub-future into this state machine costs kilobytes of wasm.
-            let message = Box::pin(stream_assistant_response(
-                host,
-                stream_fn,
-                &mut context,
-                &config,
-            ))
-            .await?;
-            new_messages.push(message.clone());
-            // L-48: hard exit.
-            if matches!(stop_reason(&message), Some("error" | "aborted")) {
-                let ctx = TurnContext {
-                    message: &message,
-                    tool_results: &[],
-                    context: &context,
-                    new_messages,
-                };
-                if let Some(f) = host.hooks.finish_turn(ctx) {
-                    f.await?; // its decision is ignored
-                }
-                host.emit(AgentEvent::TurnEnd {
-                    message,
-                    tool_results: Vec::new(),
-                })
-                .await?;
-                host.emit(AgentEvent::AgentEnd {
-                    messages: new_messages.clone(),
-                })
-                .await?;
-                return Ok(());
-            }
-            // L-49.
-            let calls: Vec<Rc<Value>> = tool_calls(&message).into_iter().map(Rc::new).collect();
-            let mut tool_results = Vec::new();
-            has_more_tool_calls = false;
-            if !calls.is_empty() {
-                let batch = if stop_reason(&message) == Some("length") {
-                    fail_truncated(host, &calls).await?
-                } else {
-                    execute_tool_calls(host, &context, &message, &calls, config.tool_execution)
-                        .await?
-                };
-                has_more_tool_calls = !batch.terminate;
-                tool_results = batch.messages;
-                context.messages.extend(tool_results.iter().cloned());
-                new_messages.extend(tool_results.iter().cloned());
-            }
-            // L-50.
-            let ctx = TurnContext {
-                message: &message,
-                tool_results: &tool_results,
-                context: &context,
-                new_messages,
-            };
-            let decision = match host.hooks.finish_turn(ctx) {
-                Some(f) => f.await?,
-                None => None,
-            };
-            host.emit(AgentEvent::TurnEnd {
-                message: message.clone(),
-                tool_results: tool_results.clone(),
-            })
-            .await?;
-            last_turn = Some(CompletedTurn {
-                message,
-                tool_results,
-            });
-            // L-51.
-            if decision == Some(TurnDecision::End) {
-                host.emit(AgentEvent::AgentEnd {
-                    messages: new_messages.clone(),
-                })
-                .await?;
-                return Ok(());
-            }
-            explicit_continuation = decision == Some(TurnDecision::Continue);
-            pending = poll_steering(host).await?;
-            if has_more_tool_calls || !pending.is_empty() {
-                explicit_continuation = false;
-            }
-        }
-        // L-52.
-        let follow_ups = poll_follow_ups(host).await?;
-        if !follow_ups.is_empty() {
-            explicit_continuation = false;
-            pending = follow_ups;
-            continue;
-        }
-        // L-53.
-        if explicit_continuation {
-            explicit_continuation = false;
-            continue;
-        }
-        // L-54.
-        break;
+        };
     }
-    host.emit(AgentEvent::AgentEnd {
-        messages: new_messages.clone(),
-    })
-    .await?;
-    Ok(())
+}
+
+/// The model and thinking level the next request uses, for the checkpoint.
+fn track_config(host: &Host<'_>, config: &LoopConfig) {
+    host.tracker.edit(|p| {
+        p.model = config.model.clone();
+        p.reasoning = config.reasoning;
+    });
 }

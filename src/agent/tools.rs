@@ -14,6 +14,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 use serde_json::Value;
 
+use super::checkpoint::{interrupted_call_text, Ended};
 use super::validate::{validate_tool_call, Patterns};
 use crate::error::Result;
 use crate::event::AgentEvent;
@@ -429,35 +430,18 @@ async fn emit_end(host: &Host<'_>, o: &ToolCallOutcome) -> HostResult<()> {
     .await
 }
 
-async fn emit_message(host: &Host<'_>, message: &AgentMessage) -> HostResult<()> {
-    host.emit(AgentEvent::MessageStart {
-        message: message.clone(),
-    })
-    .await?;
+/// `message_start` (unless `announced` before a checkpoint) and `message_end`.
+async fn emit_message(host: &Host<'_>, message: &AgentMessage, announced: bool) -> HostResult<()> {
+    if !announced {
+        host.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })
+        .await?;
+    }
     host.emit(AgentEvent::MessageEnd {
         message: message.clone(),
     })
     .await
-}
-
-/// L-94: every call of a length-truncated message fails without running.
-pub async fn fail_truncated(host: &Host<'_>, calls: &[Rc<Value>]) -> Result<Batch> {
-    let mut messages = Vec::new();
-    for call in calls {
-        host.emit(start_event(call)).await?;
-        let outcome = immediate(
-            call,
-            error_tool_result(&truncated_call_text(str_field(call, "name"))),
-        );
-        emit_end(host, &outcome).await?;
-        let m = tool_result_message(&outcome, host.clock.now());
-        emit_message(host, &m).await?;
-        messages.push(m);
-    }
-    Ok(Batch {
-        messages,
-        terminate: false,
-    })
 }
 
 /// The emit of `tool_execution_update` for one call (L-105): its events share one `args`.
@@ -476,16 +460,92 @@ fn update_emitter(host: &Host<'_>, call: &Value) -> UpdateSink {
     })
 }
 
-/// §9.1: runs a batch in the mode L-90 selects.
+/// What a resumed turn's calls did before the run was interrupted (`agent::checkpoint`):
+/// the first `done.len()` calls have their result messages; the calls in `ended` have their
+/// results; those in `started` had started, those also in `executing` were cut off while
+/// their tool ran; with `announced` the next result message's `message_start` was delivered.
+/// A new turn has none.
+#[derive(Default)]
+pub struct Prior {
+    pub done: Vec<AgentMessage>,
+    pub ended: Vec<Ended>,
+    pub started: Vec<String>,
+    pub executing: Vec<String>,
+    pub announced: bool,
+}
+
+/// Where one call of a batch stands.
+enum Was {
+    /// Its result message was delivered.
+    Done(AgentMessage, ToolCallOutcome),
+    /// Its `tool_execution_end` was delivered.
+    Ended(ToolCallOutcome),
+    /// It started, and its tool had not been called.
+    Started,
+    /// Its tool was running.
+    Interrupted,
+    Fresh,
+}
+
+impl Prior {
+    fn outcome(&self, call: &Rc<Value>) -> Option<ToolCallOutcome> {
+        let id = str_field(call, "id");
+        self.ended
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| ToolCallOutcome {
+                tool_call: call.clone(),
+                result: e.result.clone(),
+                is_error: e.is_error,
+                duration_ms: e.duration_ms,
+            })
+    }
+
+    fn of(&self, i: usize, call: &Rc<Value>) -> Was {
+        if let Some(m) = self.done.get(i) {
+            // The result object is only read for `terminate` here; a message has none.
+            let outcome = self
+                .outcome(call)
+                .unwrap_or_else(|| immediate(call, (**m).clone()));
+            return Was::Done(m.clone(), outcome);
+        }
+        if let Some(o) = self.outcome(call) {
+            return Was::Ended(o);
+        }
+        let id = str_field(call, "id");
+        if self.executing.iter().any(|s| s == id) {
+            Was::Interrupted
+        } else if self.started.iter().any(|s| s == id) {
+            Was::Started
+        } else {
+            Was::Fresh
+        }
+    }
+}
+
+/// The outcome of an interrupted call whose tool may not run again.
+fn interrupted(context: &Context, call: &Rc<Value>) -> Option<ToolCallOutcome> {
+    let name = str_field(call, "name");
+    let rerun = context.find_tool(name).is_some_and(|t| t.replay_safe());
+    (!rerun).then(|| immediate(call, error_tool_result(&interrupted_call_text(name))))
+}
+
+/// §9.1: runs a batch in the mode L-90 selects, after what `prior` says already happened.
+/// With `truncated` (L-94: the message hit the token limit) every call fails without
+/// running, one after the other.
+#[allow(clippy::too_many_arguments)]
 pub async fn execute_tool_calls<'a>(
     host: &'a Host<'a>,
     context: &'a Context,
     assistant: &'a AgentMessage,
     calls: &'a [Rc<Value>],
     mode: ToolExecution,
+    truncated: bool,
+    prior: Prior,
 ) -> Result<Batch> {
     let env = host.tool_env();
-    let sequential = mode == ToolExecution::Sequential
+    let sequential = truncated
+        || mode == ToolExecution::Sequential
         || calls.iter().any(|c| {
             context
                 .find_tool(str_field(c, "name"))
@@ -495,32 +555,83 @@ pub async fn execute_tool_calls<'a>(
         // L-91.
         let mut outcomes = Vec::new();
         let mut messages = Vec::new();
-        for call in calls {
-            host.emit(start_event(call)).await?;
-            let outcome = match prepare(&env, context, &context.tools, assistant, call).await {
-                Preparation::Immediate { result } => immediate(call, result),
-                Preparation::Prepared { tool, args } => {
-                    let emit = update_emitter(host, call);
-                    let id = str_field(call, "id");
-                    let executed = execute(&env, tool.as_ref(), id, args.clone(), emit).await?;
-                    finalize(&env, context, assistant, call, &args, executed).await
+        for (i, call) in calls.iter().enumerate() {
+            let outcome = match prior.of(i, call) {
+                Was::Done(m, outcome) => {
+                    messages.push(m);
+                    outcomes.push(outcome);
+                    continue;
+                }
+                Was::Ended(outcome) => outcome,
+                was => {
+                    let fresh = matches!(was, Was::Fresh);
+                    if fresh {
+                        host.emit(start_event(call)).await?;
+                    }
+                    let stopped = match was {
+                        Was::Interrupted if !truncated => interrupted(context, call),
+                        _ => None,
+                    };
+                    let outcome = match stopped {
+                        Some(outcome) => outcome,
+                        None if truncated => immediate(
+                            call,
+                            error_tool_result(&truncated_call_text(str_field(call, "name"))),
+                        ),
+                        None => match prepare(&env, context, &context.tools, assistant, call).await
+                        {
+                            Preparation::Immediate { result } => immediate(call, result),
+                            Preparation::Prepared { tool, args } => {
+                                let emit = update_emitter(host, call);
+                                let id = str_field(call, "id");
+                                host.tracker.executing(id);
+                                let executed =
+                                    execute(&env, tool.as_ref(), id, args.clone(), emit).await?;
+                                finalize(&env, context, assistant, call, &args, executed).await
+                            }
+                        },
+                    };
+                    emit_end(host, &outcome).await?;
+                    outcome
                 }
             };
-            emit_end(host, &outcome).await?;
             let m = tool_result_message(&outcome, host.clock.now());
-            emit_message(host, &m).await?;
+            let announced = prior.announced && i == prior.done.len();
+            emit_message(host, &m, announced).await?;
             messages.push(m);
             outcomes.push(outcome);
         }
         return Ok(Batch {
-            terminate: terminates(&outcomes),
+            terminate: !truncated && terminates(&outcomes),
             messages,
         });
     }
     // L-92 phase 1: preflight strictly in call order; no execute starts before all are done.
     let mut slots: Vec<LocalBoxFuture<'a, HostResult<ToolCallOutcome>>> = Vec::new();
-    for call in calls {
-        host.emit(start_event(call)).await?;
+    let mut done = Vec::new();
+    for (i, call) in calls.iter().enumerate() {
+        let was = match prior.of(i, call) {
+            Was::Done(m, outcome) => {
+                done.push(m);
+                slots.push(futures::future::ready(Ok(outcome)).boxed_local());
+                continue;
+            }
+            Was::Ended(outcome) => {
+                slots.push(futures::future::ready(Ok(outcome)).boxed_local());
+                continue;
+            }
+            was => was,
+        };
+        if matches!(was, Was::Fresh) {
+            host.emit(start_event(call)).await?;
+        } else if let Some(outcome) = matches!(was, Was::Interrupted)
+            .then(|| interrupted(context, call))
+            .flatten()
+        {
+            emit_end(host, &outcome).await?;
+            slots.push(futures::future::ready(Ok(outcome)).boxed_local());
+            continue;
+        }
         match prepare(&env, context, &context.tools, assistant, call).await {
             Preparation::Immediate { result } => {
                 let outcome = immediate(call, result);
@@ -538,6 +649,7 @@ pub async fn execute_tool_calls<'a>(
                             return Ok(outcome);
                         }
                         let emit = update_emitter(host, call);
+                        host.tracker.executing(str_field(call, "id"));
                         let executed = execute(
                             &env,
                             tool.as_ref(),
@@ -572,11 +684,13 @@ pub async fn execute_tool_calls<'a>(
         }
     }
     let outcomes: Vec<ToolCallOutcome> = settled.into_iter().flatten().collect();
-    // Phase 3: messages in call order.
-    let mut messages = Vec::new();
-    for outcome in &outcomes {
+    // Phase 3: messages in call order, after those already delivered.
+    let mut messages = done;
+    let mut announced = prior.announced;
+    for outcome in outcomes.iter().skip(messages.len()) {
         let m = tool_result_message(outcome, host.clock.now());
-        emit_message(host, &m).await?;
+        emit_message(host, &m, announced).await?;
+        announced = false;
         messages.push(m);
     }
     Ok(Batch {

@@ -18,7 +18,7 @@
 //   getter) still ends the run with its failure message and `agent_end` (pi's own failure
 //   handling throws on it, so prompt() rejects and listeners never see the run end).
 
-import { runAgentLoop, runAgentLoopContinue, getDefaultStreamFn } from './loop.js';
+import { getDefaultStreamFn, startRun, CHECKPOINT_VERSION } from './loop.js';
 import { emptyUsage } from './messages.js';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'toolResult']);
@@ -167,9 +167,15 @@ export class Agent {
   /** The active run: { promise, resolve, controller, drained } or undefined. */
   #run;
 
+  /** A restored snapshot's run, until `resume()` takes it: its position. */
+  #restored;
+  /** Usage of responses cut off by an interruption and requested again (from snapshots). */
+  #discardedUsage = [];
+
   constructor(options) {
     const o = options ?? {};
-    this.#state = createState(o.initialState);
+    const snapshot = o.restore === undefined ? undefined : readSnapshot(o.restore);
+    this.#state = createState(snapshot ? restoredState(o.initialState, snapshot) : o.initialState);
     this.convertToLlm = o.convertToLlm ?? defaultConvertToLlm;
     this.transformContext = o.transformContext;
     // L-131: resolved now; throws the L-36 error when there is none.
@@ -184,8 +190,14 @@ export class Agent {
     this.prepareRequest = o.prepareRequest;
     this.prepareNextTurn = o.prepareNextTurn;
     this.prepareNextTurnWithContext = o.prepareNextTurnWithContext;
-    this.#steering = new MessageQueue(o.steeringMode ?? 'one-at-a-time');
-    this.#followUps = new MessageQueue(o.followUpMode ?? 'one-at-a-time');
+    this.#steering = new MessageQueue(o.steeringMode ?? snapshot?.steeringMode ?? 'one-at-a-time');
+    this.#followUps = new MessageQueue(o.followUpMode ?? snapshot?.followUpMode ?? 'one-at-a-time');
+    if (snapshot) {
+      this.#steering.items = snapshot.steering.slice();
+      this.#followUps.items = snapshot.followUps.slice();
+      this.#restored = snapshot.position;
+      this.#discardedUsage = snapshot.discardedUsage.slice();
+    }
     this.sessionId = o.sessionId;
     this.thinkingBudgets = o.thinkingBudgets;
     this.transport = o.transport ?? 'auto';
@@ -278,6 +290,72 @@ export class Agent {
     this.clearAllQueues();
   }
 
+  /**
+   * The agent as plain data (JSON), at any moment, running or not: the transcript, model,
+   * thinking level, queue modes and queued messages, and for a run in progress its
+   * position. `new Agent({ ...options, restore: snapshot })` and then `resume()` finish that
+   * run, with the tools, hooks and stream function supplied again. Messages a run took from
+   * a queue and has not sent are back in their queue, or in the position when the run was
+   * about to send them. A response being streamed is not kept: it is requested again, and
+   * its usage so far is added to `discardedUsage`.
+   */
+  snapshot() {
+    const state = this.#state;
+    const run = this.#run;
+    let position = run ? run.probe.position?.() : this.#restored;
+    if (position?.at === 'done') position = undefined;
+    const steering = this.#steering.items.slice();
+    const followUps = this.#followUps.items.slice();
+    const discardedUsage = this.#discardedUsage.slice();
+    if (run) {
+      // Taken from a queue and not sent: in the position when the run is about to send it,
+      // else back at the front of its queue.
+      const about = position?.at === 'request' ? position.inject.map((m) => JSON.stringify(m)) : [];
+      const back = new Map([[this.#steering, []], [this.#followUps, []]]);
+      for (const [queue, message] of run.drained) {
+        if (run.sent?.has(message)) continue;
+        const i = about.indexOf(JSON.stringify(message));
+        if (i >= 0) about.splice(i, 1);
+        else back.get(queue).push(message);
+      }
+      steering.unshift(...back.get(this.#steering));
+      followUps.unshift(...back.get(this.#followUps));
+      const partial = state.streamingMessage;
+      if (position?.at === 'request' && partial?.role === 'assistant' && partial.usage !== undefined) discardedUsage.push(partial.usage);
+    }
+    return {
+      version: CHECKPOINT_VERSION,
+      messages: state.messages.slice(),
+      model: state.model,
+      thinkingLevel: state.thinkingLevel,
+      steeringMode: this.#steering.mode,
+      followUpMode: this.#followUps.mode,
+      steering,
+      followUps,
+      ...(position === undefined ? {} : { position }),
+      discardedUsage,
+    };
+  }
+
+  /** The usage of responses that were cut off by an interruption and requested again. */
+  get discardedUsage() {
+    return this.#discardedUsage.slice();
+  }
+
+  /** Finishes the run of the snapshot this agent was restored from; resolves at once when
+   * that snapshot had none (or it was resumed already). */
+  async resume() {
+    if (this.#run) throw new Error('Agent is already processing. Wait for completion before resuming.');
+    const position = this.#restored;
+    if (position === undefined) return;
+    this.#restored = undefined;
+    const checkpoint = { version: CHECKPOINT_VERSION, messages: this.#state.messages.slice(), position };
+    await this.#lifecycle((signal, config, probe) => {
+      const context = { messages: checkpoint.messages, tools: this.#state.tools.slice() };
+      return startRun(2, undefined, context, config, (e) => this.#process(e), signal, this.streamFunction, position, probe);
+    });
+  }
+
   /** L-145. */
   async prompt(input, images) {
     if (this.#run) {
@@ -294,8 +372,8 @@ export class Agent {
     const last = messages[messages.length - 1];
     if (!last || messages.every((m) => m.role === 'system')) throw new Error('No messages to continue from');
     if (last.role !== 'assistant') {
-      await this.#lifecycle((signal, config) =>
-        runAgentLoopContinue(this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction));
+      await this.#lifecycle((signal, config, probe) =>
+        startRun(1, undefined, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, undefined, probe));
       return;
     }
     const steering = this.#steering.drain();
@@ -313,7 +391,8 @@ export class Agent {
 
   async #runPrompts(prompts, skipInitialSteeringPoll = false, fromQueue = undefined) {
     await this.#lifecycle(
-      (signal, config) => runAgentLoop(prompts, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction),
+      (signal, config, probe) =>
+        startRun(0, prompts, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, undefined, probe),
       skipInitialSteeringPoll,
       fromQueue,
     );
@@ -359,14 +438,14 @@ export class Agent {
     const promise = new Promise((r) => {
       resolve = r;
     });
-    const run = { promise, resolve, controller, drained: [] };
+    const run = { promise, resolve, controller, drained: [], probe: {} };
     if (fromQueue) for (const m of fromQueue[1]) run.drained.push([fromQueue[0], m]);
     this.#run = run;
     this.#state.isStreaming = true;
     this.#state.streamingMessage = undefined;
     this.#state.errorMessage = undefined;
     try {
-      await execute(controller.signal, this.#config(run, skipInitialSteeringPoll));
+      await execute(controller.signal, this.#config(run, skipInitialSteeringPoll), run.probe);
     } catch (error) {
       this.#restoreUnsent(run);
       await this.#fail(error, controller.signal.aborted);
@@ -448,6 +527,46 @@ export class Agent {
 }
 
 const UNREADABLE = 'The run failed with a thrown value that cannot be read';
+
+/** An `invalid_input` error about a snapshot given to `restore`. */
+function badSnapshot(what) {
+  return Object.assign(new Error(`snapshot: ${what}`), { code: 'invalid_input' });
+}
+
+/** A snapshot (`agent.snapshot()`, possibly through JSON) as the constructor reads it. */
+function readSnapshot(s) {
+  if (s === null || typeof s !== 'object') throw badSnapshot('not an object');
+  if (s.version !== CHECKPOINT_VERSION) throw badSnapshot(`version is not ${CHECKPOINT_VERSION}`);
+  const list = (key) => {
+    const v = s[key] ?? [];
+    if (!Array.isArray(v)) throw badSnapshot(`${key} is not an array`);
+    return v;
+  };
+  const position = s.position ?? undefined;
+  if (position !== undefined && (typeof position !== 'object' || Array.isArray(position))) throw badSnapshot('position is not an object');
+  return {
+    messages: list('messages'),
+    model: s.model,
+    thinkingLevel: s.thinkingLevel,
+    steeringMode: s.steeringMode,
+    followUpMode: s.followUpMode,
+    steering: list('steering'),
+    followUps: list('followUps'),
+    position,
+    discardedUsage: list('discardedUsage'),
+  };
+}
+
+/** The initial state of a restored agent: the snapshot's transcript, model and level, with
+ * the tools of `initialState` (functions are supplied again, not stored). */
+function restoredState(initial, snapshot) {
+  return {
+    tools: initial?.tools,
+    messages: snapshot.messages,
+    model: snapshot.model ?? initial?.model,
+    thinkingLevel: snapshot.thinkingLevel ?? initial?.thinkingLevel,
+  };
+}
 
 /** `f()`, or `fallback` when a getter or Proxy trap of the caller's value throws. */
 function readable(f, fallback = undefined) {

@@ -6,8 +6,11 @@ export { ready } from './wasm.js';
 export {
   agentLoop,
   agentLoopContinue,
+  agentLoopResume,
   runAgentLoop,
   runAgentLoopContinue,
+  runAgentLoopResume,
+  CHECKPOINT_VERSION,
   runToolCall,
   setDefaultStreamFn,
   getDefaultStreamFn,

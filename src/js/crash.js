@@ -23,17 +23,18 @@ function errorResult(text) {
  * run emits through; `close(text, config)` ends the run after a crash, with `text` as the
  * error message, and resolves to the run's messages as the run would have.
  */
-export function watchRun(emit) {
-  let agentStarted = false;
-  let turnOpen = false;
+export function watchRun(emit, resumed) {
+  // A resumed run (from a checkpoint) had started before: `resumed` says where it stood.
+  let agentStarted = resumed !== undefined;
+  let turnOpen = resumed?.turnOpen ?? false;
   /** The messages of the run (`agent_end.messages`), and once it ended, that array. */
-  const messages = [];
+  const messages = resumed?.messages ?? [];
   let ended;
   /** The message started and not yet ended (the latest copy of a streamed partial). */
   let open;
   /** The assistant message of the open turn, once ended, and the turn's tool results. */
-  let assistant;
-  let results = [];
+  let assistant = resumed?.assistant;
+  let results = resumed?.results ?? [];
   /** Tool executions of the open turn: id -> undefined while running, its end event after. */
   const executions = new Map();
   /** What the last emit returned: a listener still running when the engine crashed. */

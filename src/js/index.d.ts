@@ -179,7 +179,11 @@ export interface AgentTool<TParameters extends object = object, TDetails = any> 
     signal?: AbortSignal,
     onUpdate?: AgentToolUpdateCallback<TDetails>,
   ) => Promise<AgentToolResult<TDetails>>;
-  /** Recovery policy for an effect whose outcome is unknown. */
+  /**
+   * Recovery policy for an effect whose outcome is unknown. A run resumed from a checkpoint
+   * runs a call that was cut off while its tool ran again only with `"safe"`; otherwise the
+   * call gets an error result saying it was interrupted.
+   */
   replay?: "never" | "safe";
   executionMode?: ToolExecutionMode;
 }
@@ -292,7 +296,83 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
   toolExecution?: ToolExecutionMode;
   beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<BeforeToolCallResult | undefined>;
   afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => MaybePromise<AfterToolCallResult | undefined>;
+  /**
+   * Not in pi. Called after every event but streamed updates (`message_update`,
+   * `tool_execution_update`), once the event's `emit` settled, with where the run stands.
+   * Awaited when it returns a Promise; a throw rejects the run. Store it (it is JSON) to
+   * finish the run later with {@link runAgentLoopResume}.
+   */
+  onCheckpoint?: (checkpoint: LoopCheckpoint) => void | Promise<void>;
 }
+
+// ---------------------------------------------------------------------------------------
+// Checkpoints (not in pi)
+
+/** The format version of checkpoints and snapshots. */
+export declare const CHECKPOINT_VERSION: 1;
+
+/**
+ * Where a run stands in its transcript: plain JSON, read back by this package only. `at` is
+ * the stage: before a request (`"request"`; a response being streamed is requested again),
+ * running the turn's tool calls (`"tools"`), between turns (`"next"`), or finished
+ * (`"done"`). `new` counts the transcript's last messages that the run added.
+ */
+export interface CheckpointPosition {
+  v: 1;
+  at: "request" | "tools" | "next" | "done";
+  new: number;
+  model: Model<any>;
+  reasoning?: ThinkingLevel;
+  [field: string]: unknown;
+}
+
+/** A run's state after an event: its transcript (the context's messages, then the run's in
+ * `message_end` order) and its position. */
+export interface LoopCheckpoint {
+  version: 1;
+  messages: AgentMessage[];
+  position: CheckpointPosition;
+}
+
+/** An `Agent` as plain data (`agent.snapshot()`), for `new Agent({ restore })`. */
+export interface AgentSnapshot {
+  version: 1;
+  messages: AgentMessage[];
+  model: Model<any>;
+  thinkingLevel: ThinkingLevel;
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+  steering: AgentMessage[];
+  followUps: AgentMessage[];
+  /** Present while a run is in progress: `resume()` on the restored agent finishes it. */
+  position?: CheckpointPosition;
+  /** The usage of responses cut off and requested again. */
+  discardedUsage: Usage[];
+}
+
+/**
+ * Finishes a run from a checkpoint. The transcript and position come from `checkpoint`;
+ * tools and the context's other keys from `context` (its `messages` are not read). Emits
+ * what the run had still to emit (no `agent_start`) and resolves with every message of the
+ * run, those before the checkpoint included.
+ */
+export declare function runAgentLoopResume(
+  checkpoint: LoopCheckpoint,
+  context: Omit<AgentContext, "messages"> & { messages?: AgentMessage[] },
+  config: AgentLoopConfig,
+  emit: AgentEventSink,
+  signal?: AbortSignal,
+  streamFn?: StreamFn,
+): Promise<AgentMessage[]>;
+
+/** {@link runAgentLoopResume} as an event stream. */
+export declare function agentLoopResume(
+  checkpoint: LoopCheckpoint,
+  context: Omit<AgentContext, "messages"> & { messages?: AgentMessage[] },
+  config: AgentLoopConfig,
+  signal?: AbortSignal,
+  streamFn?: StreamFn,
+): EventStream<AgentEvent, AgentMessage[]>;
 
 // ---------------------------------------------------------------------------------------
 // Events
@@ -530,6 +610,13 @@ export interface AgentOptions {
   maxRetryDelayMs?: number;
   toolExecution?: ToolExecutionMode;
   identity?: ClientIdentity;
+  /**
+   * Not in pi: starts from a snapshot (`agent.snapshot()`, possibly through JSON): its
+   * transcript, model, thinking level, queues and queue modes. Tools, hooks and the stream
+   * function are supplied here again. A run in progress in the snapshot is finished by
+   * `resume()`.
+   */
+  restore?: AgentSnapshot;
 }
 
 /**
@@ -580,4 +667,11 @@ export declare class Agent {
   prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
   prompt(input: string, images?: ImageContent[]): Promise<void>;
   continue(): Promise<void>;
+  /** Not in pi: the agent as plain data, at any moment, for `new Agent({ restore })`. */
+  snapshot(): AgentSnapshot;
+  /** Not in pi: finishes the run of the snapshot this agent was restored from (nothing when
+   * it had none). */
+  resume(): Promise<void>;
+  /** Not in pi: the usage of responses cut off by an interruption and requested again. */
+  readonly discardedUsage: Usage[];
 }

@@ -200,14 +200,14 @@ function json(value, what) {
 }
 
 /**
- * A tool as the core reads it, as JSON text: `[executionMode, declaration]`, the declaration
+ * A tool as the core reads it, as JSON text: `[executionMode, declaration, replay === "safe"]`, the declaration
  * as pi's `toToolDeclaration` makes it (L-26: name, description, the parameters as JSON,
  * constrainedSampling if defined). pi compares declarations as JSON, so a part that is not
  * JSON, or no parameters at all, fails the run there as here.
  */
 function readTool(tool) {
   if (tool === null || (typeof tool !== 'object' && typeof tool !== 'function')) throw invalidInput('context.tools must hold tool objects');
-  const { name, executionMode, parameters, description, constrainedSampling } = tool;
+  const { name, executionMode, parameters, description, constrainedSampling, replay } = tool;
   const label = typeof name === 'string' ? name : '';
   const schema = json(parameters, `the parameters of tool ${label}`);
   if (schema === undefined) throw invalidInput(`the parameters of tool ${label} are missing`);
@@ -216,7 +216,7 @@ function readTool(tool) {
   if (text !== undefined) declaration += `,"description":${text}`;
   declaration += `,"parameters":${schema}`;
   if (constrainedSampling !== undefined) declaration += `,"constrainedSampling":${json(constrainedSampling, 'constrainedSampling') ?? 'null'}`;
-  return `[${JSON.stringify(typeof executionMode === 'string' ? executionMode : null)},${declaration}}]`;
+  return `[${JSON.stringify(typeof executionMode === 'string' ? executionMode : null)},${declaration}},${replay === 'safe'}]`;
 }
 
 /** The update types of a built-in response's records, by kind. Kinds 9 (top-level fields)
@@ -467,14 +467,114 @@ function resolveStreamFn(streamFn) {
   return fn === streamSimple ? 'builtin' : fn;
 }
 
-/** One run of the loop in wasm; should the engine crash under it, the run is ended from
- * the events it emitted (crash.js). */
-function run(prompts, context, config, emit, signal, streamFn, isContinue) {
-  const watched = watchRun(emit);
+/** The format of checkpoints (`agent::checkpoint`). */
+export const CHECKPOINT_VERSION = 1;
+
+let lastRunId = 0;
+
+/** The events after which no checkpoint is taken: a streamed response's updates and a
+ * running tool's (the position does not move for them). */
+const UNTRACKED = new Set(['message_update', 'tool_execution_update']);
+
+/**
+ * The emit of a run with `config.onCheckpoint`: after each event that moves the run (all but
+ * updates), once the caller's emit settled, `onCheckpoint({ version, messages, position })`
+ * is awaited. `messages` is the run's transcript (the context's messages, then each message
+ * of the run at its `message_end`); `position` is where the run stands in it.
+ */
+function checkpointing(emit, onCheckpoint, transcript, position) {
+  return (event) => {
+    if (UNTRACKED.has(event.type)) return emit(event);
+    if (event.type === 'message_end') transcript.push(event.message);
+    const pending = emit(event);
+    return (async () => {
+      await pending;
+      const at = position();
+      if (at !== undefined) await onCheckpoint({ version: CHECKPOINT_VERSION, messages: transcript.slice(), position: at });
+    })();
+  };
+}
+
+/**
+ * One run of the loop in wasm; should the engine crash under it, the run is ended from the
+ * events it emitted (crash.js). `mode`: 0 a prompt, 1 a continuation, 2 a resumption from
+ * `position`. `probe`, when given, gets `probe.position`: the run's position now.
+ */
+export function startRun(mode, prompts, context, config, emit, signal, streamFn, position, probe) {
+  const id = (lastRunId = (lastRunId + 1) % 2 ** 32);
+  let wasmNow;
+  const where = () => (wasmNow === undefined ? undefined : wasmNow.runPosition(id));
+  if (probe) probe.position = where;
+  let sink = emit;
+  let onCheckpoint;
+  try {
+    onCheckpoint = config?.onCheckpoint;
+  } catch {
+    // Not pi's key: a config whose every read throws fails where pi's reads fail.
+  }
+  if (onCheckpoint !== undefined && onCheckpoint !== null) {
+    if (typeof onCheckpoint !== 'function') return Promise.reject(new TypeError('config.onCheckpoint is not a function'));
+    let transcript;
+    try {
+      transcript = items(context?.messages, 'context.messages') ?? [];
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    sink = checkpointing(emit, onCheckpoint, transcript, where);
+  }
+  const watched = watchRun(sink, mode === 2 ? resumedRun(context.messages, position) : undefined);
   return guarded(
-    (wasm) => wasm.runLoop(GLUE, prompts, context, config, watched.emit, signal, resolveStreamFn(streamFn), isContinue),
+    (wasm) => {
+      wasmNow = wasm;
+      return wasm.runLoop(GLUE, prompts, context, config, watched.emit, signal, resolveStreamFn(streamFn), mode, position, id);
+    },
     (crash) => watched.close(crashText(crash), config),
   );
+}
+
+function run(prompts, context, config, emit, signal, streamFn, isContinue) {
+  return startRun(isContinue ? 1 : 0, prompts, context, config, emit, signal, streamFn);
+}
+
+/** What crash.js needs to know of a resumed run: it had started, its messages so far, and
+ * the open turn's response and results. */
+function resumedRun(transcript, position) {
+  const count = (n) => (Number.isInteger(n) && n >= 0 && n <= transcript.length ? n : 0);
+  const messages = transcript.slice(transcript.length - count(position?.new));
+  const state = { messages, turnOpen: position?.at !== 'next' && !(position?.at === 'request' && position.turnStart) };
+  if (position?.at === 'tools') {
+    const results = count(position.results);
+    state.assistant = transcript[transcript.length - results - 1];
+    state.results = transcript.slice(transcript.length - results);
+  }
+  return state;
+}
+
+/** The checkpoint a resumption starts from: `{ version, messages, position }`. */
+function readCheckpoint(checkpoint) {
+  if (checkpoint === null || typeof checkpoint !== 'object') throw invalidInput('checkpoint: not an object');
+  const { version, messages, position } = checkpoint;
+  if (version !== CHECKPOINT_VERSION) throw invalidInput(`checkpoint: version is not ${CHECKPOINT_VERSION}`);
+  const transcript = items(messages, 'checkpoint.messages');
+  if (transcript === undefined) throw invalidInput('checkpoint: messages is not an array');
+  if (position === null || typeof position !== 'object') throw invalidInput('checkpoint: position is not an object');
+  return { transcript, position };
+}
+
+/**
+ * Finishes a run from a checkpoint (`config.onCheckpoint`'s, or an `Agent` snapshot's run):
+ * the transcript and position come from `checkpoint`; tools and the other keys from
+ * `context` (its `messages` are not read). Emits what the run had still to emit and resolves
+ * with every message of the run.
+ */
+export async function runAgentLoopResume(checkpoint, context, config, emit, signal, streamFn) {
+  const { transcript, position } = readCheckpoint(checkpoint);
+  const ctx = { ...context, messages: transcript };
+  return startRun(2, undefined, ctx, config, emit, signal, streamFn, position);
+}
+
+export function agentLoopResume(checkpoint, context, config, signal, streamFn) {
+  return observe((emit) => runAgentLoopResume(checkpoint, context, config, emit, signal, streamFn));
 }
 
 export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {

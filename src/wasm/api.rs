@@ -18,7 +18,10 @@ use super::js::{call, get, read, set, to_json};
 use super::sink::JsSink;
 use super::stream_fn::JsStreamFn;
 use super::table::Table;
-use crate::agent::{run_agent_loop, run_agent_loop_continue, run_tool_call, ToolEnv};
+use crate::agent::checkpoint::{Position, Tracker};
+use crate::agent::{
+    resume_agent_loop, run_agent_loop, run_agent_loop_continue, run_tool_call, ToolEnv,
+};
 use crate::error::{Error, Thrown};
 use crate::io::{Host, LoopConfig, StreamFn, ToolExecution};
 use crate::message::ThinkingLevel;
@@ -114,7 +117,42 @@ fn loop_config(config: &JsValue, table: &Table, glue: &JsValue) -> JsResult<Loop
     })
 }
 
-/// `runAgentLoop` / `runAgentLoopContinue` (L-34, L-35).
+thread_local! {
+    /// The positions of the runs in progress, by the id the glue gave each run.
+    static RUNS: std::cell::RefCell<Vec<(u32, Rc<Tracker>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps a run's tracker readable by `runPosition` while the run lasts.
+struct Registered(u32);
+
+impl Registered {
+    fn new(id: u32, tracker: Rc<Tracker>) -> Registered {
+        RUNS.with(|r| r.borrow_mut().push((id, tracker)));
+        Registered(id)
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        RUNS.with(|r| r.borrow_mut().retain(|(id, _)| *id != self.0));
+    }
+}
+
+/// The position of run `id` now (`agent::checkpoint`), as an object; `undefined` when no
+/// such run is in progress or it has not started.
+#[wasm_bindgen(js_name = runPosition)]
+pub fn run_position(id: u32) -> JsValue {
+    let position = RUNS.with(|r| {
+        r.borrow()
+            .iter()
+            .find(|(i, _)| *i == id)
+            .and_then(|(_, t)| t.position())
+    });
+    position.map_or(JsValue::UNDEFINED, |p| super::js::from_json(&p.to_json()))
+}
+
+/// `runAgentLoop` / `runAgentLoopContinue` (L-34, L-35), and the resumption of a run from a
+/// checkpoint's `position` (mode 2). `run_id` names the run for `runPosition`.
 #[wasm_bindgen(js_name = runLoop)]
 #[allow(clippy::too_many_arguments)]
 pub async fn run_loop(
@@ -125,8 +163,20 @@ pub async fn run_loop(
     emit: JsValue,
     signal: JsValue,
     stream_fn: JsValue,
-    is_continue: bool,
+    mode: u32,
+    position: JsValue,
+    run_id: u32,
 ) -> JsResult<JsValue> {
+    let position = if mode == 2 {
+        let value = to_json(&position, "checkpoint.position")
+            .map_err(unreadable)?
+            .unwrap_or(Value::Null);
+        Some(Position::from_json(&value).map_err(to_js)?)
+    } else {
+        None
+    };
+    let tracker = Rc::new(Tracker::new());
+    let _registered = Registered::new(run_id, tracker.clone());
     let table = Table::new();
     table.set_glue(&glue);
     let emit: Function = emit
@@ -185,13 +235,18 @@ pub async fn run_loop(
             (None, Some(b)) => Some(b as &dyn StreamFn),
             _ => None,
         },
+        tracker: &tracker,
     };
-    let out = if is_continue {
-        run_agent_loop_continue(&host, ctx, cfg).await
-    } else {
-        let prompts = js_messages(&table, "prompts", &prompts).map_err(thrown_to_js)?;
-        run_agent_loop(&host, prompts, ctx, cfg).await
+    // Boxed: one call each instead of three state machines inlined into this one.
+    let run: futures::future::LocalBoxFuture<'_, crate::error::Result<_>> = match (mode, position) {
+        (2, Some(position)) => Box::pin(resume_agent_loop(&host, ctx, cfg, position)),
+        (1, _) => Box::pin(run_agent_loop_continue(&host, ctx, cfg)),
+        _ => {
+            let prompts = js_messages(&table, "prompts", &prompts).map_err(thrown_to_js)?;
+            Box::pin(run_agent_loop(&host, prompts, ctx, cfg))
+        }
     };
+    let out = run.await;
     out.map(|messages| table.array(&messages).into())
         .map_err(to_js)
 }

@@ -18,6 +18,7 @@ pub struct JsTool {
     pub js: JsValue,
     name: String,
     mode: ExecutionMode,
+    replay_safe: bool,
     parameters: Value,
     declaration: Value,
     signal: JsValue,
@@ -33,7 +34,7 @@ impl JsTool {
             .glue("readTool", &[&js])?
             .as_string()
             .unwrap_or_default();
-        // `[executionMode, declaration]`, made by JSON.stringify.
+        // `[executionMode, declaration, replay === "safe"]`, made by JSON.stringify.
         // The parameters sit two levels down (the array, the declaration); only they nest.
         let read: Value = crate::json::parse_wrapped(&text, 2).map_err(|e| {
             let what = match (&e, super::js::get(&js, "name").as_string()) {
@@ -54,6 +55,7 @@ impl JsTool {
             js,
             name: crate::message::str_field(&declaration, "name").to_string(),
             mode,
+            replay_safe: read.get(2) == Some(&Value::Bool(true)),
             parameters: declaration
                 .get("parameters")
                 .cloned()
@@ -72,6 +74,10 @@ impl Tool for JsTool {
 
     fn execution_mode(&self) -> ExecutionMode {
         self.mode
+    }
+
+    fn replay_safe(&self) -> bool {
+        self.replay_safe
     }
 
     fn parameters(&self) -> &Value {

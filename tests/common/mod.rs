@@ -409,6 +409,7 @@ pub struct FakeTool {
     pub log: Rc<RefCell<Vec<String>>>,
     pub prepare: Option<Box<dyn Fn(&Value) -> Option<std::result::Result<Value, Thrown>>>>,
     pub late_update: RefCell<Option<UpdateFn>>,
+    pub replay_safe: bool,
 }
 
 impl FakeTool {
@@ -424,6 +425,7 @@ impl FakeTool {
             log: Rc::new(RefCell::new(Vec::new())),
             prepare: None,
             late_update: RefCell::new(None),
+            replay_safe: false,
         }
     }
     pub fn with_params(mut self, p: Value) -> Self {
@@ -475,6 +477,9 @@ impl Tool for FakeTool {
     }
     fn prepare_arguments(&self, raw: &Value) -> Option<std::result::Result<Value, Thrown>> {
         self.prepare.as_ref().and_then(|f| f(raw))
+    }
+    fn replay_safe(&self) -> bool {
+        self.replay_safe
     }
     fn execute(&self, id: &str, args: Rc<Value>, on_update: UpdateFn) -> HostFuture<'_, Rc<Value>> {
         let args = (*args).clone();
@@ -689,6 +694,7 @@ pub struct World {
     pub patterns: NativePatterns,
     pub no_stream_fn: bool,
     pub log: Rc<RefCell<Vec<String>>>,
+    pub tracker: pi_agent_wasm::agent::checkpoint::Tracker,
 }
 
 impl Default for World {
@@ -712,6 +718,7 @@ impl Default for World {
             patterns: NativePatterns::default(),
             no_stream_fn: false,
             log,
+            tracker: Default::default(),
         }
     }
 }
@@ -750,6 +757,7 @@ impl World {
             } else {
                 Some(&self.model)
             },
+            tracker: &self.tracker,
         }
     }
 

@@ -1,0 +1,284 @@
+// Checkpoint and restore through the public API, the way a host that must survive restarts
+// uses it: an `Agent` snapshot taken in a listener (through JSON) and `restore` + `resume()`
+// on a new agent, and the loop functions' `onCheckpoint` with `runAgentLoopResume`.
+//
+// A reference session (parallel tools, a sequential tool with progress updates, a steering
+// message sent while a tool runs, a follow-up) is cut after every event index. The resumed
+// transcript must equal the uninterrupted one, but for a call whose tool was running and is
+// not safe to replay (its result is the interrupted error). Events already delivered are not
+// delivered again (but for a response cut while streaming, which is requested again), none
+// is lost, and no tool runs twice unless it says `replay: "safe"`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  Agent,
+  createAssistantMessageEventStream,
+  runAgentLoop,
+  runAgentLoopResume,
+  agentLoopResume,
+} from 'pi-agent-wasm';
+
+const usage = (n) => ({ input: n, output: n, cacheRead: 0, cacheWrite: 0, totalTokens: 2 * n, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+const model = { id: 'scripted', api: 'scripted', provider: 'scripted' };
+
+/** The responses, in order: which one a request gets is decided by how many responses the
+ * transcript already has, so a request made again gets the same answer. */
+const RESPONSES = [
+  { text: 'looking', calls: [['c1', 'look', { q: 1 }], ['c2', 'look', { q: 2 }]] },
+  { text: 'writing', calls: [['w1', 'write', { t: 'a' }], ['c3', 'look', { q: 3 }]] },
+  { text: 'done', calls: [] },
+  { text: 'bye', calls: [] },
+];
+
+function streamFn(_model, context) {
+  const n = context.messages.filter((m) => m.role === 'assistant').length;
+  const script = RESPONSES[n] ?? { text: 'extra', calls: [] };
+  const s = createAssistantMessageEventStream();
+  const base = { role: 'assistant', api: model.api, provider: model.provider, model: model.id, usage: usage(n + 1) };
+  const partial = { ...base, content: [], stopReason: 'pending', timestamp: 1 };
+  queueMicrotask(async () => {
+    s.push({ type: 'start', partial: { ...partial } });
+    partial.content.push({ type: 'text', text: '' });
+    s.push({ type: 'text_start', contentIndex: 0, partial: { ...partial } });
+    for (const word of script.text.split('')) {
+      partial.content[0] = { type: 'text', text: partial.content[0].text + word };
+      s.push({ type: 'text_delta', contentIndex: 0, delta: word, partial: { ...partial } });
+      await null;
+    }
+    s.push({ type: 'text_end', contentIndex: 0, content: script.text, partial: { ...partial } });
+    for (const [id, name, args] of script.calls) {
+      const call = { type: 'toolCall', id, name, arguments: args };
+      partial.content.push(call);
+      const i = partial.content.length - 1;
+      s.push({ type: 'toolcall_start', contentIndex: i, partial: { ...partial } });
+      s.push({ type: 'toolcall_end', contentIndex: i, toolCall: call, partial: { ...partial } });
+    }
+    const stopReason = script.calls.length > 0 ? 'toolUse' : 'stop';
+    s.push({ type: 'done', reason: stopReason, message: { ...partial, content: partial.content.slice(), stopReason } });
+  });
+  return s;
+}
+
+/** Fresh tools whose executions go to `runs`. */
+function tools(runs) {
+  const look = {
+    name: 'look', label: 'look', description: 'reads', parameters: { type: 'object' }, replay: 'safe',
+    async execute(id, params) {
+      runs.push(id);
+      await new Promise((r) => setTimeout(r, 1));
+      return { content: [{ type: 'text', text: `saw ${params.q}` }], details: {} };
+    },
+  };
+  const write = {
+    name: 'write', label: 'write', description: 'writes', parameters: { type: 'object' }, executionMode: 'sequential',
+    async execute(id, params, _signal, onUpdate) {
+      runs.push(id);
+      await null;
+      onUpdate?.({ content: [{ type: 'text', text: 'half' }], details: {} });
+      await new Promise((r) => setTimeout(r, 1));
+      return { content: [{ type: 'text', text: `wrote ${params.t}` }], details: {} };
+    },
+  };
+  return [look, write];
+}
+
+const user = (text) => ({ role: 'user', content: [{ type: 'text', text }], timestamp: 1 });
+const json = (v) => JSON.parse(JSON.stringify(v));
+
+function label(e) {
+  if (e.type === 'message_start' || e.type === 'message_end') return `${e.type}(${e.message.role})`;
+  if (e.type === 'message_update') return `${e.type}(${e.assistantMessageEvent.type})`;
+  if (e.type.startsWith('tool_execution')) return `${e.type}(${e.toolCallId})`;
+  return e.type;
+}
+
+/** Without the fields a clock sets. */
+function timeless(m) {
+  const { timestamp, durationMs, ...rest } = m;
+  return rest;
+}
+
+/** Drops the events of a response cut while streaming (a `message_start` of an assistant
+ * with no `message_end`), which the resumed run requests again. */
+function withoutCutResponse(labels) {
+  const s = labels.lastIndexOf('message_start(assistant)');
+  if (s >= 0 && !labels.slice(s).includes('message_end(assistant)')) return { labels: labels.slice(0, s), cut: true };
+  return { labels, cut: false };
+}
+
+/** An agent of the session; its listener records events, steers when c1 ends, and dies at
+ * event `killAt`, leaving its snapshot (as JSON) behind. */
+function sessionAgent(runs, killAt, restore) {
+  const agent = new Agent({ initialState: { tools: tools(runs), model }, streamFn, restore, toolExecution: 'parallel' });
+  const seen = { labels: [], snapshot: undefined, dead: false };
+  agent.subscribe((e) => {
+    if (seen.dead) return;
+    seen.labels.push(label(e));
+    if (e.type === 'tool_execution_end' && e.toolCallId === 'c1') agent.steer(user('steer'));
+    if (seen.labels.length - 1 === killAt) {
+      seen.snapshot = json(agent.snapshot());
+      seen.dead = true;
+      throw new Error('the host died');
+    }
+  });
+  return { agent, seen };
+}
+
+test('Agent: a session cut after any event resumes from its snapshot to the same transcript', async () => {
+  const runs = [];
+  const { agent: whole, seen: all } = sessionAgent(runs, -1);
+  whole.followUp(user('more'));
+  await whole.prompt('go');
+  const expected = whole.state.messages.map(timeless);
+  assert.equal(expected.filter((m) => m.role === 'assistant').length, 4);
+  assert.equal(expected.filter((m) => m.role === 'toolResult').length, 4);
+  assert.deepEqual(runs.sort(), ['c1', 'c2', 'c3', 'w1']);
+
+  let cut = 0;
+  let interrupted = 0;
+  for (let k = 0; k < all.labels.length; k++) {
+    const runs = [];
+    const first = sessionAgent(runs, k);
+    first.agent.followUp(user('more'));
+    await first.agent.prompt('go');
+    const snapshot = first.seen.snapshot;
+    assert.ok(snapshot, `k=${k}: a snapshot was taken`);
+    assert.deepEqual(json(snapshot), snapshot, `k=${k}: the snapshot is JSON`);
+
+    const second = sessionAgent(runs, -1, snapshot);
+    await second.agent.resume();
+    assert.equal(second.agent.state.isStreaming, false);
+
+    const prefix = withoutCutResponse(first.seen.labels);
+    if (prefix.cut) {
+      cut++;
+      assert.ok(second.agent.discardedUsage.length >= 1, `k=${k}: the cut response's usage is kept`);
+    }
+    assert.deepEqual([...prefix.labels, ...second.seen.labels], all.labels, `k=${k}: events`);
+
+    const position = snapshot.position;
+    const cutOff = position?.at === 'tools' ? position.executing.filter((id) => id.startsWith('w')) : [];
+    const got = second.agent.state.messages.map(timeless);
+    assert.equal(got.length, expected.length, `k=${k}: message count`);
+    got.forEach((m, i) => {
+      if (cutOff.includes(m.toolCallId)) {
+        interrupted++;
+        assert.equal(m.isError, true);
+        assert.match(m.content[0].text, /interrupted before completion/);
+      } else {
+        assert.deepEqual(m, expected[i], `k=${k}: message ${i}`);
+      }
+    });
+    for (const id of ['c1', 'c2', 'c3', 'w1']) {
+      const n = runs.filter((r) => r === id).length;
+      assert.ok(n <= (id === 'w1' ? 1 : 2), `k=${k}: ${id} ran ${n} times`);
+      if (!cutOff.includes(id)) assert.ok(n >= 1, `k=${k}: ${id} never ran`);
+    }
+    assert.deepEqual(second.agent.snapshot().position, undefined, `k=${k}: nothing left to resume`);
+  }
+  assert.ok(cut >= 10, `cuts inside streamed responses: ${cut}`);
+  assert.ok(interrupted >= 1, 'a cut while the write tool ran');
+});
+
+test('runAgentLoop: onCheckpoint after every event, and runAgentLoopResume from any of them', async () => {
+  const config = () => ({ model, convertToLlm: (m) => m });
+  const prompt = [user('go')];
+  const runsAll = [];
+  const checkpoints = [];
+  const labelsAll = [];
+  const whole = await runAgentLoop(prompt, { messages: [], tools: tools(runsAll) }, {
+    ...config(),
+    onCheckpoint: (c) => { checkpoints.push(json(c)); },
+  }, (e) => { labelsAll.push(label(e)); }, undefined, streamFn);
+  const expected = whole.map(timeless);
+  assert.equal(checkpoints.length, labelsAll.filter((l) => !l.startsWith('message_update') && !l.startsWith('tool_execution_update')).length);
+  assert.equal(checkpoints.at(-1).position.at, 'done');
+  assert.deepEqual(checkpoints.at(-1).messages.map(timeless), expected);
+
+  for (let k = 0; k < checkpoints.length; k++) {
+    const runs = [];
+    const labels = [];
+    let saved;
+    let count = 0;
+    await assert.rejects(runAgentLoop(prompt, { messages: [], tools: tools(runs) }, {
+      ...config(),
+      onCheckpoint: (c) => {
+        if (count++ === k) {
+          saved = json(c);
+          throw new Error('the host died');
+        }
+      },
+    }, (e) => { labels.push(label(e)); }, undefined, streamFn), /the host died/);
+    const resumedLabels = [];
+    const out = await runAgentLoopResume(saved, { tools: tools(runs) }, config(), (e) => { resumedLabels.push(label(e)); }, undefined, streamFn);
+    const prefix = withoutCutResponse(labels);
+    assert.deepEqual([...prefix.labels, ...resumedLabels], labelsAll, `k=${k}: events`);
+    const cutOff = saved.position.at === 'tools' ? saved.position.executing : [];
+    assert.equal(out.length, expected.length);
+    out.map(timeless).forEach((m, i) => {
+      if (cutOff.includes(m.toolCallId) && m.toolName === 'write') assert.match(m.content[0].text, /interrupted/);
+      else assert.deepEqual(m, expected[i], `k=${k}: message ${i}`);
+    });
+  }
+});
+
+test('agentLoopResume streams the rest of the run; a finished checkpoint resumes to nothing', async () => {
+  const checkpoints = [];
+  await runAgentLoop([user('go')], { messages: [], tools: tools([]) }, { model, convertToLlm: (m) => m, onCheckpoint: (c) => { checkpoints.push(json(c)); } }, () => {}, undefined, streamFn);
+  const middle = checkpoints.find((c) => c.position.at === 'next');
+  const stream = agentLoopResume(middle, { tools: tools([]) }, { model, convertToLlm: (m) => m }, undefined, streamFn);
+  const types = [];
+  for await (const e of stream) types.push(e.type);
+  assert.equal(types[0], 'turn_start');
+  assert.equal(types.at(-1), 'agent_end');
+  const messages = await stream.result();
+  assert.deepEqual(messages.map(timeless), checkpoints.at(-1).messages.slice(-messages.length).map(timeless));
+
+  const events = [];
+  const out = await runAgentLoopResume(checkpoints.at(-1), { tools: [] }, { model, convertToLlm: (m) => m }, (e) => events.push(e), undefined, streamFn);
+  assert.equal(events.length, 0);
+  assert.equal(out.length, checkpoints.at(-1).position.new);
+});
+
+test('a bad checkpoint or snapshot is refused with an error that names what is wrong', async () => {
+  const cfg = { model, convertToLlm: (m) => m };
+  const cases = [
+    [null, /checkpoint: not an object/],
+    [{ version: 2, messages: [], position: {} }, /version is not 1/],
+    [{ version: 1, messages: 'x', position: {} }, /messages is not an array/],
+    [{ version: 1, messages: [], position: null }, /position is not an object/],
+    [{ version: 1, messages: [], position: { v: 1, at: 'nowhere', new: 0, model } }, /checkpoint: at is not/],
+    [{ version: 1, messages: [], position: { v: 1, at: 'next', new: 3, model, results: 0, hasMore: false, explicit: false, end: false } }, /more messages of the run than the transcript/],
+    [{ version: 1, messages: [user('a'), user('b')], position: { v: 1, at: 'tools', new: 2, model, results: 0, ended: [], started: [], executing: [], announced: false } }, /not an assistant message/],
+  ];
+  for (const [checkpoint, message] of cases) {
+    const events = [];
+    await assert.rejects(runAgentLoopResume(checkpoint, { tools: [] }, cfg, (e) => events.push(e), undefined, streamFn), (e) => {
+      assert.match(e.message, message);
+      assert.equal(e.code, 'invalid_input');
+      return true;
+    });
+    assert.equal(events.length, 0);
+  }
+  assert.throws(() => new Agent({ restore: { version: 9 } }), /snapshot: version is not 1/);
+  assert.throws(() => new Agent({ restore: { version: 1, messages: {} } }), /snapshot: messages is not an array/);
+});
+
+test('a snapshot of an idle agent restores its transcript, queues and settings', async () => {
+  const a = new Agent({ initialState: { tools: tools([]), model, systemPrompt: 'be brief', thinkingLevel: 'low' }, streamFn, steeringMode: 'all' });
+  await a.prompt('go');
+  a.steer(user('later'));
+  a.followUp(user('after'));
+  const s = json(a.snapshot());
+  assert.equal(s.position, undefined);
+  const b = new Agent({ initialState: { tools: tools([]) }, streamFn, restore: s });
+  assert.deepEqual(json(b.state.messages), json(a.state.messages));
+  assert.equal(b.state.systemPrompt, 'be brief');
+  assert.equal(b.state.thinkingLevel, 'low');
+  assert.equal(b.steeringMode, 'all');
+  assert.deepEqual(json(b.peekQueuedMessages()), [user('later')]);
+  await b.resume(); // nothing to finish
+  assert.equal(b.state.messages.length, a.state.messages.length);
+  await b.prompt('again');
+  assert.ok(b.state.messages.some((m) => m.role === 'user' && m.content[0].text === 'later'));
+});
