@@ -65,6 +65,25 @@ const RUNS = {
     }
   },
 
+  /** Checkpoints: a snapshot saved at every event, the process "dies" when the tool starts,
+   * and a restored agent finishes the run without asking the model again for the tool call. */
+  async checkpoint(file) {
+    const server = await startOpenAIServer((body) => {
+      if (hasToolResult(body)) return textChunks('Oslo has 18 C and light rain.');
+      return toolCallChunks('call_1', 'weather', { city: 'Oslo' });
+    });
+    try {
+      const out = await node(file, { LLM_BASE_URL: server.baseUrl });
+      assert.deepEqual(out, ['Oslo has 18 C and light rain.']);
+      assert.equal(server.requests.length, 2, 'the tool call was not requested again');
+      const second = server.requests[1].body.messages;
+      assert.equal(second.at(-1).role, 'tool');
+      assert.equal(second.at(-1).content, 'Oslo: 18 C, light rain');
+    } finally {
+      await server.close();
+    }
+  },
+
   /** The loop function with the built-in stream's own options. */
   async 'builtin-stream'(file) {
     const server = await startOpenAIServer((body) => {
