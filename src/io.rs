@@ -56,6 +56,12 @@ pub trait EventSink {
     fn flush(&self) -> HostFuture<'_, ()> {
         Box::pin(async { Ok(()) })
     }
+    /// A checkpoint the host may persist before the loop goes on: called right before a
+    /// tool's `execute`, so a host that saves the position here knows the call may have had
+    /// effects (`agent::checkpoint`). A throw rejects the run, as an emit's does.
+    fn checkpoint(&self) -> HostFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
     /// This sink as an [`Emitter`] that outlives the borrow: a running tool may call
     /// `onUpdate` at any time, synchronously inside `execute` included, and pi delivers each
     /// `tool_execution_update` at once (L-105).

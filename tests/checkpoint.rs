@@ -64,8 +64,9 @@ struct Saved {
 }
 
 /// Records events, keeps the transcript as an `Agent` does (from `message_end`), queues the
-/// steering message when call c1 ends, and "dies" after delivering event `kill_at`: it saves
-/// what a host would and throws, which stops the run there.
+/// steering message when call c1 ends, and "dies" at step `kill_at` (an event, or the
+/// checkpoint before a tool runs): it saves what a host would and throws, which stops the run
+/// there.
 struct KillSink {
     events: RefCell<Vec<AgentEvent>>,
     transcript: RefCell<Vec<AgentMessage>>,
@@ -88,8 +89,13 @@ impl KillSink {
             }
         }
         self.events.borrow_mut().push(event);
+        self.step()
+    }
+
+    /// One more step (an event, or a checkpoint before a tool runs); dies at `kill_at`.
+    fn step(&self) -> Result<(), Thrown> {
+        let index = *self.delivered.borrow();
         *self.delivered.borrow_mut() += 1;
-        let index = self.events.borrow().len() - 1;
         if self.kill_at == Some(index) {
             let position = self.tracker.position().unwrap();
             *self.saved.borrow_mut() = Some(Saved {
@@ -111,6 +117,10 @@ struct Shared(Rc<KillSink>);
 impl EventSink for Shared {
     fn emit(&self, event: AgentEvent) -> HostFuture<'_, ()> {
         let r = self.0.deliver(event);
+        async move { r }.boxed_local()
+    }
+    fn checkpoint(&self) -> HostFuture<'_, ()> {
+        let r = self.0.step();
         async move { r }.boxed_local()
     }
     fn emitter(&self) -> Emitter {
@@ -257,7 +267,13 @@ fn a_run_killed_after_any_event_resumes_to_the_same_transcript() {
         4
     );
 
-    let total = expected_labels.len();
+    // Every event, and every checkpoint before a tool runs, is a place to die.
+    let total = *whole.sink.0.delivered.borrow();
+    assert_eq!(
+        total,
+        expected_labels.len() + 4,
+        "a checkpoint before each of the 4 executions"
+    );
     let mut interrupted_cases = 0;
     let mut cut_responses = 0;
     for k in 0..total {
@@ -299,6 +315,15 @@ fn a_run_killed_after_any_event_resumes_to_the_same_transcript() {
         ))
         .unwrap_or_else(|e| panic!("k={k}: resume failed: {e:?}"));
 
+        // The transcript: equal, but for calls cut off whose tool may not run again.
+        let cut_off: Vec<String> = match &position.stage {
+            Stage::Tools { executing, .. } => executing
+                .iter()
+                .filter(|id| id.starts_with('w'))
+                .cloned()
+                .collect(),
+            _ => vec![],
+        };
         // Events: the first host's, less a response cut while streaming, then the second's.
         let mut got = labels(&first.sink.0.events.borrow());
         if matches!(position.stage, Stage::Request { .. }) {
@@ -309,18 +334,18 @@ fn a_run_killed_after_any_event_resumes_to_the_same_transcript() {
                 }
             }
         }
+        let before = got.len();
         got.extend(labels(&second.sink.0.events.borrow()));
-        assert_eq!(got, expected_labels, "k={k}: events");
+        // A call cut off after its checkpoint does not run again: its updates never come.
+        let mut expected_here = expected_labels.clone();
+        for c in &cut_off {
+            let update = format!("tool_execution_update({c})");
+            if !got[..before].contains(&update) {
+                expected_here.retain(|l| *l != update);
+            }
+        }
+        assert_eq!(got, expected_here, "k={k}: events");
 
-        // The transcript: equal, but for calls cut off whose tool may not run again.
-        let cut_off: Vec<String> = match &position.stage {
-            Stage::Tools { executing, .. } => executing
-                .iter()
-                .filter(|id| id.starts_with('w'))
-                .cloned()
-                .collect(),
-            _ => vec![],
-        };
         assert_eq!(resumed.len(), expected.len(), "k={k}");
         for (i, (m, e)) in resumed.iter().zip(&expected).enumerate() {
             let id = m["toolCallId"].as_str().unwrap_or("");
@@ -419,6 +444,64 @@ fn a_finished_run_resumes_to_nothing_and_a_bad_position_is_refused() {
     ))
     .unwrap_err();
     assert!(e.message().contains("assistant"), "{}", e.message());
+
+    // Ids that are not the turn's calls: the position is from another transcript.
+    let calls = assistant(
+        json!([
+            tool_call("c1", "look", json!({})),
+            tool_call("c2", "look", json!({}))
+        ]),
+        "toolUse",
+    );
+    let turn = vec![user("go"), msg(calls)];
+    let at = |executing: Vec<&str>| Position {
+        stage: Stage::Tools {
+            results: 0,
+            ended: vec![],
+            started: executing.iter().map(|s| s.to_string()).collect(),
+            executing: executing.iter().map(|s| s.to_string()).collect(),
+            announced: false,
+        },
+        new: 2,
+        model: Rc::new(json!({"id": "m"})),
+        reasoning: None,
+    };
+    for (executing, why) in [
+        (vec!["zzz"], "zzz is not a tool call"),
+        (vec!["c1", "c1"], "c1 is listed twice"),
+    ] {
+        let e = futures::executor::block_on(resume_agent_loop(
+            &again.host(),
+            context(turn.clone(), tools(&log)),
+            config(),
+            at(executing),
+        ))
+        .unwrap_err();
+        assert!(e.message().contains(why), "{}", e.message());
+    }
+    let mut answered = turn.clone();
+    answered.push(msg(json!({"role": "toolResult", "toolCallId": "c2", "toolName": "look", "content": [], "isError": false, "timestamp": 1})));
+    let mut one = at(vec![]);
+    one.new = 3;
+    if let Stage::Tools { results, .. } = &mut one.stage {
+        *results = 1;
+    }
+    let e = futures::executor::block_on(resume_agent_loop(
+        &again.host(),
+        context(answered, tools(&log)),
+        config(),
+        one,
+    ))
+    .unwrap_err();
+    assert!(
+        e.message().contains("in order (expected c1)"),
+        "{}",
+        e.message()
+    );
+    assert!(
+        again.sink.0.events.borrow().is_empty(),
+        "a refused position emits nothing"
+    );
 
     for bad in [
         json!(null),

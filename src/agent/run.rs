@@ -118,6 +118,15 @@ pub async fn resume_agent_loop(
             announced,
         } => {
             let (message, done) = turn_tail(messages, *results, position.new)?;
+            check_calls(
+                &message,
+                &done,
+                &[
+                    ended.iter().map(|e| &e.id).collect(),
+                    started.iter().collect(),
+                    executing.iter().collect(),
+                ],
+            )?;
             Step::Tools {
                 message,
                 prior: Prior {
@@ -136,6 +145,7 @@ pub async fn resume_agent_loop(
             end,
         } => {
             let (message, tool_results) = turn_tail(messages, *results, position.new)?;
+            check_calls(&message, &tool_results, &[])?;
             if *end {
                 host.tracker.set(position.clone());
                 host.emit(AgentEvent::AgentEnd {
@@ -197,6 +207,44 @@ fn turn_tail(
         ));
     }
     Ok((message, tool_results))
+}
+
+/// The turn's results answer its first calls in order, and each id a position names is one
+/// of its calls, once per list: else the position is from another transcript (and a call
+/// could run twice).
+fn check_calls(
+    message: &AgentMessage,
+    results: &[AgentMessage],
+    lists: &[Vec<&String>],
+) -> Result<()> {
+    let calls = tool_calls(message);
+    let ids: Vec<&str> = calls
+        .iter()
+        .map(|c| crate::message::str_field(c, "id"))
+        .collect();
+    if results.len() > ids.len() {
+        return Err(bad_checkpoint("the turn has more tool results than calls"));
+    }
+    for (r, id) in results.iter().zip(&ids) {
+        if crate::message::str_field(r, "toolCallId") != *id {
+            return Err(bad_checkpoint(&format!(
+                "the tool results do not answer the turn's calls in order (expected {id})"
+            )));
+        }
+    }
+    for list in lists {
+        for (i, id) in list.iter().enumerate() {
+            if !ids.contains(&id.as_str()) {
+                return Err(bad_checkpoint(&format!(
+                    "{id} is not a tool call of the turn"
+                )));
+            }
+            if list.iter().take(i).any(|other| other == id) {
+                return Err(bad_checkpoint(&format!("{id} is listed twice")));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn request(turn_start: bool, inject: Vec<AgentMessage>, declare: bool, poll: bool) -> Stage {

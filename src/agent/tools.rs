@@ -585,6 +585,7 @@ pub async fn execute_tool_calls<'a>(
                                 let emit = update_emitter(host, call);
                                 let id = str_field(call, "id");
                                 host.tracker.executing(id);
+                                host.sink.checkpoint().await?;
                                 let executed =
                                     execute(&env, tool.as_ref(), id, args.clone(), emit).await?;
                                 finalize(&env, context, assistant, call, &args, executed).await
@@ -650,6 +651,7 @@ pub async fn execute_tool_calls<'a>(
                         }
                         let emit = update_emitter(host, call);
                         host.tracker.executing(str_field(call, "id"));
+                        host.sink.checkpoint().await?;
                         let executed = execute(
                             &env,
                             tool.as_ref(),

@@ -204,6 +204,7 @@ export class Agent {
     this.maxRetryDelayMs = o.maxRetryDelayMs;
     this.toolExecution = o.toolExecution ?? 'parallel';
     this.identity = o.identity;
+    this.onCheckpoint = o.onCheckpoint;
   }
 
   /** L-139: adds a listener `(event, signal)`; returns its unsubscribe function. */
@@ -278,9 +279,11 @@ export class Agent {
     return this.#run?.promise ?? Promise.resolve();
   }
 
-  /** L-151: back to the replayed system message; model, level, tools and hooks stay. */
+  /** L-151: back to the replayed system message; model, level, tools and hooks stay. A run
+   * restored from a snapshot and not resumed is dropped. */
   reset() {
     if (this.#run) throw new Error('Agent is already processing. Wait for completion before resetting.');
+    this.#restored = undefined;
     const head = currentSystemMessage(this.#state.messages);
     this.#state.messages = head ? [head] : [];
     this.#state.isStreaming = false;
@@ -304,6 +307,8 @@ export class Agent {
     const run = this.#run;
     let position = run ? run.probe.position?.() : this.#restored;
     if (position?.at === 'done') position = undefined;
+    // An abort that the run has not finished yet is finished by the resumed run.
+    if (position !== undefined && run?.controller.signal.aborted) position = { ...position, aborted: true };
     const steering = this.#steering.items.slice();
     const followUps = this.#followUps.items.slice();
     const discardedUsage = this.#discardedUsage.slice();
@@ -349,11 +354,39 @@ export class Agent {
     const position = this.#restored;
     if (position === undefined) return;
     this.#restored = undefined;
-    const checkpoint = { version: CHECKPOINT_VERSION, messages: this.#state.messages.slice(), position };
-    await this.#lifecycle((signal, config, probe) => {
-      const context = { messages: checkpoint.messages, tools: this.#state.tools.slice() };
-      return startRun(2, undefined, context, config, (e) => this.#process(e), signal, this.streamFunction, position, probe);
-    });
+    const messages = this.#state.messages.slice();
+    try {
+      await this.#lifecycle(
+        (signal, config, probe) => {
+          const context = { messages, tools: this.#state.tools.slice() };
+          return startRun(2, undefined, context, config, (e) => this.#process(e), signal, this.streamFunction, this.#runOptions(probe, position));
+        },
+        false,
+        undefined,
+        { strict: true, aborted: position.aborted === true },
+      );
+    } catch (error) {
+      // Refused before anything ran (a position that does not fit): still restorable.
+      this.#restored = position;
+      throw error;
+    }
+  }
+
+  /** What a run of this agent needs besides the loop's arguments. */
+  #runOptions(probe, position) {
+    return { probe, position, checkpoint: this.onCheckpoint ? () => this.#checkpoint() : undefined };
+  }
+
+  /** `onCheckpoint(snapshot, event?)`: after an event's listeners, and before a tool runs. */
+  #checkpoint(event) {
+    return this.onCheckpoint?.(this.snapshot(), event);
+  }
+
+  /** A run restored from a snapshot waits for `resume()`: no other run may start first. */
+  #refusePending(what) {
+    if (this.#restored !== undefined) {
+      throw new Error(`This agent was restored in the middle of a run: call resume() before ${what}() (or reset() to drop that run).`);
+    }
   }
 
   /** L-145. */
@@ -361,6 +394,7 @@ export class Agent {
     if (this.#run) {
       throw new Error('Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.');
     }
+    this.#refusePending('prompt');
     await this.#runPrompts(promptMessages(input, images));
   }
 
@@ -368,12 +402,13 @@ export class Agent {
    * unless messages are queued). */
   async continue() {
     if (this.#run) throw new Error('Agent is already processing. Wait for completion before continuing.');
+    this.#refusePending('continue');
     const messages = this.#state.messages;
     const last = messages[messages.length - 1];
     if (!last || messages.every((m) => m.role === 'system')) throw new Error('No messages to continue from');
     if (last.role !== 'assistant') {
       await this.#lifecycle((signal, config, probe) =>
-        startRun(1, undefined, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, undefined, probe));
+        startRun(1, undefined, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, this.#runOptions(probe)));
       return;
     }
     const steering = this.#steering.drain();
@@ -392,7 +427,7 @@ export class Agent {
   async #runPrompts(prompts, skipInitialSteeringPoll = false, fromQueue = undefined) {
     await this.#lifecycle(
       (signal, config, probe) =>
-        startRun(0, prompts, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, undefined, probe),
+        startRun(0, prompts, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, this.#runOptions(probe)),
       skipInitialSteeringPoll,
       fromQueue,
     );
@@ -431,14 +466,16 @@ export class Agent {
   }
 
   /** L-155/L-156/L-157: one run, from start to idle. */
-  async #lifecycle(execute, skipInitialSteeringPoll = false, fromQueue = undefined) {
+  async #lifecycle(execute, skipInitialSteeringPoll = false, fromQueue = undefined, { strict = false, aborted = false } = {}) {
     // prompt() and continue() checked that no run is active, with no await since.
     const controller = new AbortController();
     let resolve;
     const promise = new Promise((r) => {
       resolve = r;
     });
-    const run = { promise, resolve, controller, drained: [], probe: {} };
+    const run = { promise, resolve, controller, drained: [], probe: {}, events: 0 };
+    if (aborted) controller.abort();
+    let refused;
     if (fromQueue) for (const m of fromQueue[1]) run.drained.push([fromQueue[0], m]);
     this.#run = run;
     this.#state.isStreaming = true;
@@ -448,7 +485,9 @@ export class Agent {
       await execute(controller.signal, this.#config(run, skipInitialSteeringPoll), run.probe);
     } catch (error) {
       this.#restoreUnsent(run);
-      await this.#fail(error, controller.signal.aborted);
+      // `strict`: a run refused before its first event rejects instead (nothing happened).
+      if (strict && run.events === 0) refused = { error };
+      else await this.#fail(error, controller.signal.aborted);
     } finally {
       this.#state.isStreaming = false;
       this.#state.streamingMessage = undefined;
@@ -456,6 +495,7 @@ export class Agent {
       this.#run = undefined;
       resolve();
     }
+    if (refused) throw refused.error;
   }
 
   /** Queued messages the failed run drained but never sent go back to their queues. */
@@ -492,6 +532,7 @@ export class Agent {
   /** L-140/L-141: reduce the event into state, then await each listener in order. */
   async #process(event) {
     const state = this.#state;
+    if (this.#run) this.#run.events++;
     switch (event.type) {
       case 'message_start':
       case 'message_update':
@@ -523,37 +564,63 @@ export class Agent {
     const signal = this.#run?.controller.signal;
     if (!signal) throw new Error('Agent listener invoked outside active run');
     for (const listener of this.#listeners) await listener(event, signal);
+    if (this.onCheckpoint && !UNTRACKED.has(event.type)) await this.#checkpoint(event);
   }
 }
 
 const UNREADABLE = 'The run failed with a thrown value that cannot be read';
+
+/** Events after which no checkpoint is taken: streamed updates. */
+const UNTRACKED = new Set(['message_update', 'tool_execution_update']);
 
 /** An `invalid_input` error about a snapshot given to `restore`. */
 function badSnapshot(what) {
   return Object.assign(new Error(`snapshot: ${what}`), { code: 'invalid_input' });
 }
 
-/** A snapshot (`agent.snapshot()`, possibly through JSON) as the constructor reads it. */
+const LEVELS = new Set(['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
+const MODES = new Set(['all', 'one-at-a-time']);
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A snapshot (`agent.snapshot()`, possibly through JSON) as the constructor reads it: every
+ * field checked, and a getter or Proxy trap that throws is an `invalid_input` error with what
+ * it threw as `cause`. */
 function readSnapshot(s) {
-  if (s === null || typeof s !== 'object') throw badSnapshot('not an object');
+  try {
+    return checkSnapshot(s);
+  } catch (error) {
+    if (error?.code === 'invalid_input') throw error;
+    throw Object.assign(badSnapshot(`it cannot be read (${error instanceof Error ? error.message : String(error)})`), { cause: error });
+  }
+}
+
+function checkSnapshot(s) {
+  if (!isObject(s)) throw badSnapshot('not an object');
   if (s.version !== CHECKPOINT_VERSION) throw badSnapshot(`version is not ${CHECKPOINT_VERSION}`);
-  const list = (key) => {
-    const v = s[key] ?? [];
+  const list = (key, required, item = isObject, what = 'objects') => {
+    const v = s[key];
+    if (v === undefined && !required) return [];
     if (!Array.isArray(v)) throw badSnapshot(`${key} is not an array`);
+    const copy = v.slice();
+    if (!copy.every(item)) throw badSnapshot(`${key} holds something other than ${what}`);
+    return copy;
+  };
+  const message = (m) => isObject(m) && typeof m.role === 'string';
+  const optional = (key, ok, what) => {
+    const v = s[key];
+    if (v !== undefined && !ok(v)) throw badSnapshot(`${key} is not ${what}`);
     return v;
   };
-  const position = s.position ?? undefined;
-  if (position !== undefined && (typeof position !== 'object' || Array.isArray(position))) throw badSnapshot('position is not an object');
   return {
-    messages: list('messages'),
-    model: s.model,
-    thinkingLevel: s.thinkingLevel,
-    steeringMode: s.steeringMode,
-    followUpMode: s.followUpMode,
-    steering: list('steering'),
-    followUps: list('followUps'),
-    position,
-    discardedUsage: list('discardedUsage'),
+    messages: list('messages', true, message, 'messages'),
+    model: optional('model', isObject, 'a model object'),
+    thinkingLevel: optional('thinkingLevel', (v) => LEVELS.has(v), 'a thinking level'),
+    steeringMode: optional('steeringMode', (v) => MODES.has(v), '"all" or "one-at-a-time"'),
+    followUpMode: optional('followUpMode', (v) => MODES.has(v), '"all" or "one-at-a-time"'),
+    steering: list('steering', false, message, 'messages'),
+    followUps: list('followUps', false, message, 'messages'),
+    position: optional('position', isObject, 'an object'),
+    discardedUsage: list('discardedUsage', false),
   };
 }
 

@@ -477,21 +477,30 @@ let lastRunId = 0;
 const UNTRACKED = new Set(['message_update', 'tool_execution_update']);
 
 /**
- * The emit of a run with `config.onCheckpoint`: after each event that moves the run (all but
- * updates), once the caller's emit settled, `onCheckpoint({ version, messages, position })`
- * is awaited. `messages` is the run's transcript (the context's messages, then each message
- * of the run at its `message_end`); `position` is where the run stands in it.
+ * `config.onCheckpoint` of the loop functions: `{ emit, checkpoint }` for the run. After each
+ * event that moves the run (all but updates), once the caller's emit settled,
+ * `onCheckpoint({ version, messages, position }, event)` is awaited; and before each tool's
+ * `execute`, `onCheckpoint(checkpoint)` with no event. `messages` is the run's transcript
+ * (the context's messages, then each message of the run at its `message_end`); `position` is
+ * where the run stands in it.
  */
 function checkpointing(emit, onCheckpoint, transcript, position) {
-  return (event) => {
-    if (UNTRACKED.has(event.type)) return emit(event);
-    if (event.type === 'message_end') transcript.push(event.message);
-    const pending = emit(event);
-    return (async () => {
-      await pending;
-      const at = position();
-      if (at !== undefined) await onCheckpoint({ version: CHECKPOINT_VERSION, messages: transcript.slice(), position: at });
-    })();
+  const save = (event) => {
+    const at = position();
+    if (at === undefined) return undefined;
+    return onCheckpoint({ version: CHECKPOINT_VERSION, messages: transcript.slice(), position: at }, event);
+  };
+  return {
+    emit(event) {
+      if (UNTRACKED.has(event.type)) return emit(event);
+      if (event.type === 'message_end') transcript.push(event.message);
+      const pending = emit(event);
+      return (async () => {
+        await pending;
+        await save(event);
+      })();
+    },
+    checkpoint: () => save(undefined),
   };
 }
 
@@ -499,13 +508,15 @@ function checkpointing(emit, onCheckpoint, transcript, position) {
  * One run of the loop in wasm; should the engine crash under it, the run is ended from the
  * events it emitted (crash.js). `mode`: 0 a prompt, 1 a continuation, 2 a resumption from
  * `position`. `probe`, when given, gets `probe.position`: the run's position now.
+ * `checkpoint`, when given, is awaited before each tool's `execute`.
  */
-export function startRun(mode, prompts, context, config, emit, signal, streamFn, position, probe) {
+export function startRun(mode, prompts, context, config, emit, signal, streamFn, { position, probe, checkpoint } = {}) {
   const id = (lastRunId = (lastRunId + 1) % 2 ** 32);
   let wasmNow;
   const where = () => (wasmNow === undefined ? undefined : wasmNow.runPosition(id));
   if (probe) probe.position = where;
   let sink = emit;
+  let beforeExecute = checkpoint;
   let onCheckpoint;
   try {
     onCheckpoint = config?.onCheckpoint;
@@ -520,13 +531,15 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
     } catch (error) {
       return Promise.reject(error);
     }
-    sink = checkpointing(emit, onCheckpoint, transcript, where);
+    const wrapped = checkpointing(emit, onCheckpoint, transcript, where);
+    sink = wrapped.emit;
+    beforeExecute = wrapped.checkpoint;
   }
   const watched = watchRun(sink, mode === 2 ? resumedRun(context.messages, position) : undefined);
   return guarded(
     (wasm) => {
       wasmNow = wasm;
-      return wasm.runLoop(GLUE, prompts, context, config, watched.emit, signal, resolveStreamFn(streamFn), mode, position, id);
+      return wasm.runLoop(GLUE, prompts, context, config, watched.emit, signal, resolveStreamFn(streamFn), mode, position, id, beforeExecute);
     },
     (crash) => watched.close(crashText(crash), config),
   );
@@ -570,7 +583,7 @@ function readCheckpoint(checkpoint) {
 export async function runAgentLoopResume(checkpoint, context, config, emit, signal, streamFn) {
   const { transcript, position } = readCheckpoint(checkpoint);
   const ctx = { ...context, messages: transcript };
-  return startRun(2, undefined, ctx, config, emit, signal, streamFn, position);
+  return startRun(2, undefined, ctx, config, emit, signal, streamFn, { position });
 }
 
 export function agentLoopResume(checkpoint, context, config, signal, streamFn) {

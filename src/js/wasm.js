@@ -291,15 +291,15 @@ function guardExports(raw, target) {
     const callback = CALLBACK.test(name);
     // Fixed parameters rather than rest and spread: no array per call. Extra arguments are
     // ignored by a wasm function; none has more than these.
-    if (value.length > 10) throw new Error(`pi-agent-wasm: export ${name} takes ${value.length} arguments`);
-    out[name] = function (a, b, c, d, e, f, g, h, i, j) {
+    if (value.length > 12) throw new Error(`pi-agent-wasm: export ${name} takes ${value.length} arguments`);
+    out[name] = function (a, b, c, d, e, f, g, h, i, j, k, l) {
       if (target.crash !== undefined) {
         if (callback && depth === 0) return NOTHING;
         throw target.crash;
       }
       depth += 1;
       try {
-        return value(a, b, c, d, e, f, g, h, i, j);
+        return value(a, b, c, d, e, f, g, h, i, j, k, l);
       } catch (error) {
         crash(target, error);
         if (callback && depth === 1) return NOTHING;

@@ -152,7 +152,8 @@ pub fn run_position(id: u32) -> JsValue {
 }
 
 /// `runAgentLoop` / `runAgentLoopContinue` (L-34, L-35), and the resumption of a run from a
-/// checkpoint's `position` (mode 2). `run_id` names the run for `runPosition`.
+/// checkpoint's `position` (mode 2). `run_id` names the run for `runPosition`; `checkpoint`
+/// (a function, or undefined) is awaited before each tool's `execute`.
 #[wasm_bindgen(js_name = runLoop)]
 #[allow(clippy::too_many_arguments)]
 pub async fn run_loop(
@@ -166,6 +167,7 @@ pub async fn run_loop(
     mode: u32,
     position: JsValue,
     run_id: u32,
+    checkpoint: JsValue,
 ) -> JsResult<JsValue> {
     let position = if mode == 2 {
         let value = to_json(&position, "checkpoint.position")
@@ -222,6 +224,7 @@ pub async fn run_loop(
         emit,
         table: table.clone(),
         updates,
+        checkpoint,
     };
     let js_signal = JsSignal(signal);
     let host = Host {
@@ -385,6 +388,7 @@ pub async fn stream_once(
         emit: push.clone(),
         table: table.clone(),
         updates: Default::default(),
+        checkpoint: JsValue::UNDEFINED,
     };
     let stream_options = crate::io::StreamOptions {
         api_key: get(&options, "apiKey").as_string(),

@@ -29,6 +29,8 @@ pub struct JsSink {
     /// `message_update` event: one crossing per chunk.
     pub apply_update: Function,
     pub updates: UpdateCell,
+    /// The glue's checkpoint function (`config.onCheckpoint`, an `Agent`'s), or undefined.
+    pub checkpoint: JsValue,
 }
 
 #[wasm_bindgen]
@@ -290,6 +292,17 @@ impl EventSink for JsSink {
                     s.cut = true;
                 }
             }
+            Ok(())
+        })
+    }
+
+    fn checkpoint(&self) -> HostFuture<'_, ()> {
+        let Some(f) = self.checkpoint.dyn_ref::<Function>() else {
+            return Box::pin(async { Ok(()) });
+        };
+        let returned = super::js::call(f, &[]);
+        Box::pin(async move {
+            settle(returned?).await?;
             Ok(())
         })
     }

@@ -106,22 +106,41 @@ function withoutCutResponse(labels) {
   return { labels, cut: false };
 }
 
-/** An agent of the session; its listener records events, steers when c1 ends, and dies at
- * event `killAt`, leaving its snapshot (as JSON) behind. */
+/** An agent of the session; its listener records events and steers when c1 ends. It dies at
+ * step `killAt` (a step is an event, or the checkpoint before a tool runs), leaving its
+ * snapshot (as JSON) behind. */
 function sessionAgent(runs, killAt, restore) {
-  const agent = new Agent({ initialState: { tools: tools(runs), model }, streamFn, restore, toolExecution: 'parallel' });
-  const seen = { labels: [], snapshot: undefined, dead: false };
+  const seen = { labels: [], steps: 0, snapshot: undefined, dead: false };
+  let agent;
+  const step = () => {
+    if (seen.steps++ !== killAt) return;
+    seen.snapshot = json(agent.snapshot());
+    seen.dead = true;
+    throw new Error('the host died');
+  };
+  agent = new Agent({
+    initialState: { tools: tools(runs), model },
+    streamFn,
+    restore,
+    toolExecution: 'parallel',
+    onCheckpoint: (snapshot, event) => {
+      if (seen.dead || event !== undefined) return;
+      assert.ok(snapshot.position.executing.length > 0, 'before a tool runs, the position says so');
+      step();
+    },
+  });
   agent.subscribe((e) => {
     if (seen.dead) return;
     seen.labels.push(label(e));
     if (e.type === 'tool_execution_end' && e.toolCallId === 'c1') agent.steer(user('steer'));
-    if (seen.labels.length - 1 === killAt) {
-      seen.snapshot = json(agent.snapshot());
-      seen.dead = true;
-      throw new Error('the host died');
-    }
+    step();
   });
   return { agent, seen };
+}
+
+/** The uninterrupted events without the updates of calls cut off before they ran. */
+function expectedLabels(all, prefix, cutOff) {
+  return all.filter((l) => !cutOff.some((c) => l === `tool_execution_update(${c})` && !prefix.includes(l)));
 }
 
 test('Agent: a session cut after any event resumes from its snapshot to the same transcript', async () => {
@@ -136,7 +155,8 @@ test('Agent: a session cut after any event resumes from its snapshot to the same
 
   let cut = 0;
   let interrupted = 0;
-  for (let k = 0; k < all.labels.length; k++) {
+  assert.equal(all.steps, all.labels.length + 4, 'a checkpoint before each of the 4 tool runs');
+  for (let k = 0; k < all.steps; k++) {
     const runs = [];
     const first = sessionAgent(runs, k);
     first.agent.followUp(user('more'));
@@ -154,10 +174,9 @@ test('Agent: a session cut after any event resumes from its snapshot to the same
       cut++;
       assert.ok(second.agent.discardedUsage.length >= 1, `k=${k}: the cut response's usage is kept`);
     }
-    assert.deepEqual([...prefix.labels, ...second.seen.labels], all.labels, `k=${k}: events`);
-
     const position = snapshot.position;
     const cutOff = position?.at === 'tools' ? position.executing.filter((id) => id.startsWith('w')) : [];
+    assert.deepEqual([...prefix.labels, ...second.seen.labels], expectedLabels(all.labels, prefix.labels, cutOff), `k=${k}: events`);
     const got = second.agent.state.messages.map(timeless);
     assert.equal(got.length, expected.length, `k=${k}: message count`);
     got.forEach((m, i) => {
@@ -191,7 +210,7 @@ test('runAgentLoop: onCheckpoint after every event, and runAgentLoopResume from 
     onCheckpoint: (c) => { checkpoints.push(json(c)); },
   }, (e) => { labelsAll.push(label(e)); }, undefined, streamFn);
   const expected = whole.map(timeless);
-  assert.equal(checkpoints.length, labelsAll.filter((l) => !l.startsWith('message_update') && !l.startsWith('tool_execution_update')).length);
+  assert.equal(checkpoints.length, labelsAll.filter((l) => !l.startsWith('message_update') && !l.startsWith('tool_execution_update')).length + 4);
   assert.equal(checkpoints.at(-1).position.at, 'done');
   assert.deepEqual(checkpoints.at(-1).messages.map(timeless), expected);
 
@@ -212,11 +231,11 @@ test('runAgentLoop: onCheckpoint after every event, and runAgentLoopResume from 
     const resumedLabels = [];
     const out = await runAgentLoopResume(saved, { tools: tools(runs) }, config(), (e) => { resumedLabels.push(label(e)); }, undefined, streamFn);
     const prefix = withoutCutResponse(labels);
-    assert.deepEqual([...prefix.labels, ...resumedLabels], labelsAll, `k=${k}: events`);
-    const cutOff = saved.position.at === 'tools' ? saved.position.executing : [];
+    const cutOff = saved.position.at === 'tools' ? saved.position.executing.filter((id) => id.startsWith('w')) : [];
+    assert.deepEqual([...prefix.labels, ...resumedLabels], expectedLabels(labelsAll, prefix.labels, cutOff), `k=${k}: events`);
     assert.equal(out.length, expected.length);
     out.map(timeless).forEach((m, i) => {
-      if (cutOff.includes(m.toolCallId) && m.toolName === 'write') assert.match(m.content[0].text, /interrupted/);
+      if (cutOff.includes(m.toolCallId)) assert.match(m.content[0].text, /interrupted/);
       else assert.deepEqual(m, expected[i], `k=${k}: message ${i}`);
     });
   }
@@ -281,4 +300,125 @@ test('a snapshot of an idle agent restores its transcript, queues and settings',
   assert.equal(b.state.messages.length, a.state.messages.length);
   await b.prompt('again');
   assert.ok(b.state.messages.some((m) => m.role === 'user' && m.content[0].text === 'later'));
+});
+
+/** An agent restored from a snapshot taken while call w1 (a write, not safe to replay) ran. */
+async function restoredMidWrite() {
+  const runs = [];
+  let snapshot;
+  const a = new Agent({
+    initialState: { tools: tools(runs), model },
+    streamFn,
+    onCheckpoint: (s, event) => {
+      if (event === undefined && s.position.executing.includes('w1') && !snapshot) {
+        snapshot = json(s);
+        throw new Error('the host died');
+      }
+    },
+  });
+  a.followUp(user('more'));
+  await a.prompt('go');
+  assert.ok(snapshot);
+  return { snapshot, runs, make: (extra = {}) => new Agent({ initialState: { tools: tools(runs), model }, streamFn, restore: snapshot, ...extra }) };
+}
+
+test('a restored agent with a run in progress refuses prompt() and continue() until resume() (or reset())', async () => {
+  const { make } = await restoredMidWrite();
+  const b = make();
+  await assert.rejects(b.prompt('something else'), /call resume\(\) before prompt\(\)/);
+  await assert.rejects(b.continue(), /call resume\(\) before continue\(\)/);
+  assert.equal(b.snapshot().position.at, 'tools', 'nothing changed');
+  await b.resume();
+  const results = b.state.messages.filter((m) => m.role === 'toolResult');
+  assert.deepEqual(results.map((m) => m.toolCallId), ['c1', 'c2', 'w1', 'c3'], 'one result per call, in order');
+  await b.prompt('and now something else');
+  const c = make();
+  c.reset();
+  await c.prompt('fresh');
+  assert.equal(c.state.messages.filter((m) => m.role === 'user').length, 1);
+});
+
+test('before a tool runs, onCheckpoint saves that it may have run: a death there never runs it twice', async () => {
+  const { snapshot, runs, make } = await restoredMidWrite();
+  assert.deepEqual(snapshot.position.executing, ['w1']);
+  assert.ok(!runs.includes('w1'), 'the write had not run when the host died');
+  const b = make();
+  await b.resume();
+  assert.ok(!runs.includes('w1'), 'nor after: its effect is unknown, so it gets an error result');
+  const w1 = b.state.messages.find((m) => m.toolCallId === 'w1');
+  assert.equal(w1.isError, true);
+  assert.match(w1.content[0].text, /interrupted before completion/);
+});
+
+test('a restored position that does not fit its transcript rejects resume() with invalid_input, and changes nothing', async () => {
+  const { snapshot } = await restoredMidWrite();
+  const broken = [
+    [(s) => { s.position.new = -1; }, /new is not a count/],
+    [(s) => { s.position.at = 'bogus'; }, /at is not/],
+    [(s) => { s.position.executing = ['zzz']; s.position.started = ['zzz']; }, /zzz is not a tool call of the turn/],
+    [(s) => { const e = { id: 'w1', result: { content: [] }, isError: false }; s.position.ended = [e, e]; }, /w1 is listed twice/],
+    [(s) => { for (const b of s.messages.findLast((m) => m.role === 'assistant').content) if (b.type === 'toolCall') b.id += 'x'; }, /w1 is not a tool call of the turn/],
+  ];
+  for (const [i, [breakIt, message]] of broken.entries()) {
+    const s = json(snapshot);
+    breakIt(s);
+    const runs = [];
+    const b = new Agent({ initialState: { tools: tools(runs), model }, streamFn, restore: s });
+    const before = json(b.state.messages);
+    await assert.rejects(b.resume(), (e) => {
+      assert.equal(e.code, 'invalid_input', `case ${i}: ${e.message}`);
+      assert.match(e.message, message);
+      return true;
+    }, `case ${i}`);
+    assert.deepEqual(json(b.state.messages), before, 'no failure message was added');
+    assert.deepEqual(runs, [], 'no tool ran');
+    assert.equal(b.state.isStreaming, false);
+  }
+});
+
+test('restore checks every field of the snapshot; one that cannot be read is invalid_input with its cause', async () => {
+  const base = json(new Agent({ initialState: { model, messages: [user('hi')] } }).snapshot());
+  const cases = [
+    [{ messages: null }, /messages is not an array/],
+    [{ messages: [5] }, /messages holds something other than messages/],
+    [{ steering: null }, /steering is not an array/],
+    [{ followUps: [{}] }, /followUps holds something other than messages/],
+    [{ model: 'gpt' }, /model is not a model object/],
+    [{ thinkingLevel: 'banana' }, /thinkingLevel is not a thinking level/],
+    [{ steeringMode: 'banana' }, /steeringMode is not/],
+    [{ followUpMode: 42 }, /followUpMode is not/],
+    [{ discardedUsage: [5] }, /discardedUsage holds/],
+    [{ position: [] }, /position is not an object/],
+  ];
+  for (const [change, message] of cases) {
+    assert.throws(() => new Agent({ restore: { ...base, ...change } }), (e) => e.code === 'invalid_input' && message.test(e.message), JSON.stringify(change));
+  }
+  const thrown = new Error('getter says no');
+  const hostile = { ...base };
+  Object.defineProperty(hostile, 'messages', { get() { throw thrown; } });
+  assert.throws(() => new Agent({ restore: hostile }), (e) => e.code === 'invalid_input' && e.cause === thrown && /getter says no/.test(e.message));
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  assert.throws(() => new Agent({ restore: proxy }), (e) => e.code === 'invalid_input' && e.cause instanceof TypeError);
+});
+
+test('a snapshot taken after abort() and before the run ended resumes into the abort, not the whole run', async () => {
+  const runs = [];
+  let snapshot;
+  const a = new Agent({ initialState: { tools: tools(runs), model }, streamFn });
+  a.subscribe((e) => {
+    if (e.type === 'tool_execution_start' && e.toolCallId === 'c1' && !snapshot) {
+      a.abort();
+      snapshot = json(a.snapshot());
+    }
+  });
+  await a.prompt('go');
+  assert.equal(snapshot.position.aborted, true);
+  const b = new Agent({ initialState: { tools: tools([]), model }, streamFn, restore: snapshot });
+  await b.resume();
+  // As the aborted run itself went on: the tools see the abort (this stream function does
+  // not read the signal, so the loop asks it once more, as pi's would).
+  assert.deepEqual(b.state.messages.map(timeless), a.state.messages.map(timeless));
+  const results = b.state.messages.filter((m) => m.role === 'toolResult');
+  assert.deepEqual(results.slice(0, 2).map((m) => [m.toolCallId, m.content[0].text]), [['c1', 'Operation aborted'], ['c2', 'Operation aborted']]);
 });

@@ -1,0 +1,391 @@
+// Agent sessions on Cloudflare Durable Objects (`pi-agent-wasm/cloudflare`; the entry shims
+// cloudflare.js and cloudflare-node.js load the .wasm for their runtime): one Durable
+// Object per session holds an `Agent`, saves its snapshot and every event to its storage at
+// each step, streams events to any number of clients as Server-Sent Events (resumable with
+// Last-Event-ID), and finishes a run that an eviction or a restart cut off (an alarm resumes
+// it from the last snapshot). Keys stay in the Worker's secrets: the page never sees them.
+//
+// Storage of one session (Durable Object storage, key -> value):
+//   meta                the snapshot without its messages, the message count and the last event id
+//   m:<index>:<part>    each transcript message as JSON text, split in parts under the value limit
+//   e:<id>:<part>       each event but streamed updates, as JSON text, split likewise
+// Event ids count the stored events: 1, 2, 3, ... Streamed updates (`message_update`,
+// `tool_execution_update`) are not stored: the k-th update after event n has the id "n.k", so
+// they go to live clients and to clients that reconnect while this instance lives, and no id
+// is ever given twice, not even after a restart.
+import { Agent } from './api.js';
+
+/** Characters per stored part: far below the 128 KiB value limit in any encoding. */
+const PART = 30000;
+/** The largest request body a session accepts. */
+const MAX_BODY = 256 * 1024;
+/** How often a running session re-arms its alarm: an evicted run resumes within this. */
+const WATCHDOG_MS = 10000;
+const UPDATES = new Set(['message_update', 'tool_execution_update']);
+/** Updates kept in memory for reconnecting clients. */
+const RECENT = 5000;
+const pad = (n, width = 10) => String(n).padStart(width, '0');
+
+function json(status, body, headers = {}) {
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+}
+
+const problem = (status, error, detail) => json(status, detail === undefined ? { error } : { error, detail });
+
+/** Writes `text` under `prefix` in parts; returns the number of parts. */
+function parts(prefix, text) {
+  const out = {};
+  for (let i = 0, k = 0; i < text.length || k === 0; i += PART, k++) out[`${prefix}:${pad(k, 4)}`] = text.slice(i, i + PART);
+  return out;
+}
+
+/** Reads back what `parts` wrote under each `prefix`, in key order: [prefix, text][]. */
+async function readParts(storage, prefix) {
+  const map = await storage.list({ prefix });
+  const texts = new Map();
+  for (const [key, value] of map) {
+    const head = key.slice(0, key.lastIndexOf(':'));
+    texts.set(head, (texts.get(head) ?? '') + value);
+  }
+  return [...texts];
+}
+
+/** A user message from an HTTP body `{ text }` (or a whole message object). */
+function userMessage(body) {
+  if (body && typeof body.text === 'string') return { role: 'user', content: [{ type: 'text', text: body.text }], timestamp: Date.now() };
+  if (body && body.message && typeof body.message === 'object' && typeof body.message.role === 'string') return body.message;
+  return undefined;
+}
+
+/** Bodies a little over the limit are read to their end before the 413 (a client still
+ * sending would otherwise see its upload cut instead of the answer); larger ones are cut. */
+const DRAIN = 4 * MAX_BODY;
+
+async function readBody(request) {
+  const tooLarge = () => ({ error: problem(413, 'body too large', `at most ${MAX_BODY} bytes`) });
+  const reader = request.body?.getReader();
+  const chunks = [];
+  let size = 0;
+  if (reader) {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > DRAIN) {
+        await reader.cancel();
+        return tooLarge();
+      }
+      if (size <= MAX_BODY) chunks.push(value);
+    }
+  }
+  if (size > MAX_BODY) return tooLarge();
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  const text = new TextDecoder().decode(bytes);
+  try {
+    return { body: text === '' ? {} : JSON.parse(text) };
+  } catch (error) {
+    return { error: problem(400, 'malformed body', `not JSON: ${error.message}`) };
+  }
+}
+
+/** An update as it goes to clients: without the partial message, which each one would
+ * repeat whole (the `message_end` that follows carries the message). */
+function compact(event) {
+  if (event.type !== 'message_update') return event;
+  const { partial, ...rest } = event.assistantMessageEvent ?? {};
+  return { type: event.type, assistantMessageEvent: rest };
+}
+
+/** An event id ("n" or "n.k") as [n, k]; [0, 0] for none or garbage. */
+function parseId(text) {
+  const m = /^(\d{1,15})(?:\.(\d{1,15}))?$/.exec(text?.trim() ?? '');
+  return m ? [Number(m[1]), Number(m[2] ?? 0)] : [0, 0];
+}
+
+const after = (a, b) => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
+
+/**
+ * The Durable Object of one agent session. Subclass it, implement `agentOptions(env)` (the
+ * tools, model, hooks and key of the session's `Agent`: code, so supplied at each start), and
+ * export the subclass from your Worker. Requests reach it through {@link routeSessions}.
+ */
+export class AgentSession {
+  constructor(ctx, env) {
+    this.ctx = ctx;
+    this.env = env;
+    this.storage = ctx.storage;
+    /** The session's agent once loaded; `undefined` before the first request. */
+    this.agent = undefined;
+    this.loading = undefined;
+    this.lastEventId = 0;
+    this.updates = 0;
+    /** Recent updates of this instance: [[n, k], type, JSON text]. */
+    this.recent = [];
+    this.clients = new Set();
+    /** Transcript messages as stored: index -> the object written there. */
+    this.stored = [];
+    this.exists = false;
+    this.runDone = undefined;
+    this.chain = Promise.resolve();
+    /** Milliseconds: a run cut off by an eviction or restart resumes within this. */
+    this.watchdogMs = WATCHDOG_MS;
+  }
+
+  /** The `Agent` options of this session (override): tools, model, hooks, `getApiKey`. */
+  // eslint-disable-next-line class-methods-use-this, no-unused-vars
+  agentOptions(env) {
+    throw new Error('AgentSession: implement agentOptions(env) in your subclass');
+  }
+
+  /** Loads the session from storage once (restoring a run that was cut off). */
+  load() {
+    this.loading ??= (async () => {
+      const meta = await this.storage.get('meta');
+      const own = this.agentOptions(this.env) ?? {};
+      // Each step is saved before the run goes on: after every event, and before each tool
+      // runs (so a call cut off there is known to have maybe run).
+      const options = {
+        ...own,
+        onCheckpoint: async (snapshot, event) => {
+          await this.#checkpoint(snapshot, event);
+          await own.onCheckpoint?.(snapshot, event);
+        },
+      };
+      if (meta === undefined) {
+        this.agent = new Agent(options);
+      } else {
+        const messages = (await readParts(this.storage, 'm:')).map(([, text]) => JSON.parse(text));
+        this.exists = true;
+        this.lastEventId = meta.lastEventId;
+        this.agent = new Agent({ ...options, restore: { ...meta.snapshot, messages } });
+        this.stored = this.agent.state.messages.slice();
+      }
+      this.agent.subscribe((event) => this.#live(event));
+      if (meta?.snapshot?.position !== undefined) this.#start(() => this.agent.resume());
+    })();
+    return this.loading;
+  }
+
+  /** A streamed update: to live clients (and kept a while for reconnects), not stored. */
+  #live(event) {
+    if (!UPDATES.has(event.type)) return;
+    const text = JSON.stringify(compact(event));
+    const id = [this.lastEventId, ++this.updates];
+    this.recent.push([id, event.type, text]);
+    if (this.recent.length > RECENT) this.recent.splice(0, this.recent.length - RECENT);
+    for (const client of this.clients) client(id, event.type, text);
+  }
+
+  /** A step of the run: the snapshot, with the event (and its id) when there is one, saved in
+   * one batch before the run goes on; only then do clients see the event, so an id a client
+   * saw is never given again. */
+  #checkpoint(snapshot, event) {
+    if (event === undefined) return this.#serial(() => this.#write(snapshot));
+    const text = JSON.stringify(event);
+    return this.#serial(async () => {
+      const id = [this.lastEventId + 1, 0];
+      await this.#write(snapshot, parts(`e:${pad(id[0])}`, text), id[0]);
+      this.lastEventId = id[0];
+      this.updates = 0;
+      for (const client of this.clients) client(id, event.type, text);
+    });
+  }
+
+  /** Runs storage writes one at a time (parallel tools end, and checkpoint, concurrently). */
+  #serial(work) {
+    const next = this.chain.then(work, work);
+    this.chain = next.catch(() => {});
+    return next;
+  }
+
+  /** The current snapshot, written after the writes already queued. */
+  #save() {
+    return this.#serial(() => this.#write(this.agent.snapshot()));
+  }
+
+  /** Writes `snapshot` (messages that changed since the last write, then the rest), with
+   * `extra` entries, in one batch. */
+  async #write(snapshot, extra = {}, lastEventId = this.lastEventId) {
+    const { messages, ...rest } = snapshot;
+    let same = 0;
+    while (same < messages.length && same < this.stored.length && messages[same] === this.stored[same]) same++;
+    const entries = { ...extra };
+    if (same < this.stored.length) {
+      const stale = await this.storage.list({ prefix: 'm:', start: `m:${pad(same)}` });
+      await this.storage.delete([...stale.keys()]);
+    }
+    for (let i = same; i < messages.length; i++) Object.assign(entries, parts(`m:${pad(i)}`, JSON.stringify(messages[i])));
+    entries.meta = { snapshot: rest, messageCount: messages.length, lastEventId };
+    // put() takes at most 128 entries at a time.
+    const all = Object.entries(entries);
+    for (let i = 0; i < all.length; i += 128) await this.storage.put(Object.fromEntries(all.slice(i, i + 128)));
+    this.stored = messages;
+    this.exists = true;
+  }
+
+  /** Runs `work` (a prompt or a resumption) in the background; the alarm watches it. */
+  #start(work) {
+    const run = (async () => {
+      try {
+        await this.storage.setAlarm(Date.now() + this.watchdogMs);
+        await work();
+      } finally {
+        await this.#save();
+        await this.storage.deleteAlarm();
+      }
+    })();
+    const done = run.then(
+      () => {},
+      (error) => console.error('pi-agent-wasm session run failed:', error),
+    );
+    this.runDone = done.finally(() => {
+      if (this.runDone === tracked) this.runDone = undefined;
+    });
+    const tracked = this.runDone;
+  }
+
+  /** The watchdog: a run that this instance does not hold (it was evicted or restarted)
+   * resumes here; one still running re-arms it. */
+  async alarm() {
+    await this.load();
+    if (this.agent.state.isStreaming) await this.storage.setAlarm(Date.now() + this.watchdogMs);
+  }
+
+  /** `/sessions/:id[/action]`, forwarded by {@link routeSessions}. */
+  async fetch(request) {
+    const url = new URL(request.url);
+    const action = url.pathname.split('/').filter(Boolean)[2] ?? '';
+    const method = request.method;
+    await this.load();
+    const agent = this.agent;
+    if (method === 'GET' && action === '') {
+      if (!this.exists) return problem(404, 'unknown session');
+      return json(200, this.#state());
+    }
+    if (method === 'GET' && action === 'events') {
+      if (!this.exists) return problem(404, 'unknown session');
+      return this.#events(request, url);
+    }
+    if (method === 'DELETE' && action === '') {
+      if (!this.exists) return problem(404, 'unknown session');
+      agent.abort();
+      await this.runDone;
+      for (const client of this.clients) client(undefined);
+      await this.storage.deleteAll();
+      await this.storage.deleteAlarm();
+      this.loading = undefined;
+      this.agent = undefined;
+      this.recent = [];
+      this.stored = [];
+      this.exists = false;
+      this.lastEventId = 0;
+      this.updates = 0;
+      return json(200, { deleted: true });
+    }
+    if (method !== 'POST') return problem(405, 'method not allowed');
+    if (action === 'abort') {
+      if (!this.exists) return problem(404, 'unknown session');
+      agent.abort();
+      await this.runDone;
+      return json(200, this.#state());
+    }
+    if (!['prompt', 'steer', 'follow-up'].includes(action)) return problem(404, 'no such route');
+    const { body, error } = await readBody(request);
+    if (error) return error;
+    const message = userMessage(body);
+    if (!message) return problem(400, 'malformed body', 'expected { "text": string } or { "message": AgentMessage }');
+    if (action === 'prompt') {
+      if (agent.state.isStreaming || this.runDone) return problem(409, 'session busy', 'a run is in progress: steer, follow-up or abort');
+      this.#start(() => agent.prompt(message));
+      return json(202, { accepted: true, lastEventId: String(this.lastEventId) });
+    }
+    if (!this.exists) return problem(404, 'unknown session');
+    if (action === 'steer') agent.steer(message);
+    else agent.followUp(message);
+    await this.#save();
+    return json(202, { queued: true });
+  }
+
+  #state() {
+    const s = this.agent.snapshot();
+    return {
+      messages: s.messages,
+      running: this.agent.state.isStreaming || this.runDone !== undefined,
+      steering: s.steering,
+      followUps: s.followUps,
+      lastEventId: String(this.lastEventId),
+    };
+  }
+
+  /** SSE: the stored events after Last-Event-ID (with the updates this instance still has),
+   * then live ones, each once. */
+  async #events(request, url) {
+    const from = parseId(request.headers.get('last-event-id') ?? url.searchParams.get('after'));
+    const encoder = new TextEncoder();
+    const frame = ([n, k], type, text) => encoder.encode(`id: ${k === 0 ? n : `${n}.${k}`}\nevent: ${type}\ndata: ${text}\n\n`);
+    let sent = from;
+    let client;
+    const stream = new ReadableStream({
+      start: async (controller) => {
+        const live = [];
+        let replaying = true;
+        const send = (id, type, text) => {
+          if (!after(id, sent)) return;
+          sent = id;
+          controller.enqueue(frame(id, type, text));
+        };
+        client = (id, type, text) => {
+          if (id === undefined) {
+            this.clients.delete(client);
+            try {
+              controller.close();
+            } catch {
+              // already closed
+            }
+          } else if (replaying) live.push([id, type, text]);
+          else send(id, type, text);
+        };
+        this.clients.add(client);
+        const found = [];
+        for (const [key, text] of await readParts(this.storage, 'e:')) {
+          const id = [Number(key.slice(2)), 0];
+          if (after(id, from)) found.push([id, JSON.parse(text).type, text]);
+        }
+        for (const item of [...this.recent, ...live]) if (after(item[0], from)) found.push(item);
+        found.sort((a, b) => (after(a[0], b[0]) ? 1 : after(b[0], a[0]) ? -1 : 0));
+        for (const [id, type, text] of found) send(id, type, text);
+        replaying = false;
+        controller.enqueue(encoder.encode(': live\n\n'));
+      },
+      cancel: () => this.clients.delete(client),
+    });
+    return new Response(stream, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' } });
+  }
+}
+
+/**
+ * Routes `/sessions/:id[/prompt|steer|follow-up|abort|events]` to the session's Durable Object
+ * in `namespace` (one object per id). With `token`, requests must carry
+ * `Authorization: Bearer <token>` (or `?token=` for EventSource, which sends no headers).
+ * Other paths get `undefined`, for the Worker to answer.
+ */
+export async function routeSessions(request, namespace, options = {}) {
+  const url = new URL(request.url);
+  const prefix = options.prefix ?? '/sessions';
+  if (url.pathname !== prefix && !url.pathname.startsWith(`${prefix}/`)) return undefined;
+  if (options.token !== undefined && options.token !== '') {
+    const given = request.headers.get('authorization')?.replace(/^Bearer\s+/i, '') ?? url.searchParams.get('token');
+    if (given !== options.token) return problem(401, 'unauthorized', 'a bearer token is required', { 'www-authenticate': 'Bearer' });
+  }
+  const segments = url.pathname.slice(prefix.length).split('/').filter(Boolean);
+  const id = segments[0];
+  if (id === undefined || segments.length > 2 || !/^[A-Za-z0-9_-]{1,128}$/.test(id)) return problem(404, 'no such route');
+  const forwarded = new URL(request.url);
+  forwarded.pathname = `/sessions/${segments.join('/')}`;
+  return namespace.get(namespace.idFromName(id)).fetch(new Request(forwarded, request));
+}
