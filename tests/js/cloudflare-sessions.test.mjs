@@ -1,0 +1,362 @@
+// Agent sessions on Durable Objects (`pi-agent-wasm/cloudflare`), in real workerd the way a
+// Workers user ships them: the packed tarball installed into a fresh project, a Worker that
+// subclasses AgentSession with its own tools, bundled by wrangler, run by Miniflare with
+// persistent Durable Object storage. The model is a real HTTP server on 127.0.0.1 that the
+// Worker reaches with the built-in provider and a key from the Worker's bindings; the tools
+// call a gate server the test holds, so a restart can cut a run mid-stream or mid-tool.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Miniflare } from 'miniflare';
+import { packAndInstall, repoRoot } from './helpers.mjs';
+
+const COMPAT_DATE = '2026-04-26';
+const KEY = 'sk-session-secret-0123456789';
+const TOKEN = 'session-token-42';
+let installed;
+let persist;
+let mf;
+let llm;
+let gate;
+
+/** The model: a tool call for "weather" prompts (then text), a stream that stalls for
+ * "stall" prompts until released, text otherwise. Records each request. */
+async function startModel() {
+  const requests = [];
+  const stalled = [];
+  const stalledTexts = new Set();
+  const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => { raw += d; });
+    req.on('end', async () => {
+      const body = JSON.parse(raw || '{}');
+      requests.push({ headers: req.headers, body });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const msgs = body.messages;
+      const lastUser = [...msgs].reverse().find((m) => m.role === 'user');
+      const text = typeof lastUser?.content === 'string' ? lastUser.content : (lastUser?.content ?? []).map((p) => p.text ?? '').join('');
+      const toolDone = msgs.at(-1)?.role === 'tool';
+      // Each "stall" prompt stalls its first request only; asked again, it answers.
+      if (text.includes('stall') && !toolDone && !stalledTexts.has(text)) {
+        stalledTexts.add(text);
+        res.write(chunk({ role: 'assistant', content: 'Thinking ' }));
+        res.write(chunk({ content: 'about it' }));
+        stalled.push(res);
+        return;
+      }
+      if (/weather|pay/.test(text) && !toolDone) {
+        const calls = text.includes('pay')
+          ? [['call_p', 'pay', { amount: 5 }], ['call_w', 'weather', { city: 'Oslo' }]]
+          : [['call_w', 'weather', { city: 'Oslo' }]];
+        res.write(chunk({ role: 'assistant', tool_calls: calls.map(([id, name, args], index) => ({ index, id, type: 'function', function: { name, arguments: JSON.stringify(args) } })) }));
+        res.end(chunk({}, 'tool_calls') + 'data: [DONE]\n\n');
+        return;
+      }
+      const answer = toolDone ? `Done: ${msgs.filter((m) => m.role === 'tool').map((m) => m.content).join('; ')}` : `Echo: ${text}`;
+      res.write(chunk({ role: 'assistant', content: answer.slice(0, 6) }));
+      res.end(chunk({ content: answer.slice(6) }) + chunk({}, 'stop') + 'data: [DONE]\n\n');
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    baseUrl: `http://127.0.0.1:${server.address().port}/v1`,
+    requests,
+    stalled,
+    close: () => new Promise((r) => { server.close(r); server.closeAllConnections(); }),
+  };
+}
+
+/** The tools' gate: each call is recorded; held ones wait until released. */
+async function startGate() {
+  const calls = [];
+  const held = [];
+  let hold = false;
+  const server = createServer((req, res) => {
+    const id = new URL(req.url, 'http://x').searchParams.get('id');
+    calls.push(id);
+    if (hold) held.push(res);
+    else res.end('ok');
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    calls,
+    hold: (on) => { hold = on; },
+    release: () => { for (const r of held.splice(0)) r.end('ok'); },
+    close: () => new Promise((r) => { server.close(r); server.closeAllConnections(); }),
+  };
+}
+
+const WORKER = `import { AgentSession, routeSessions } from 'pi-agent-wasm/cloudflare';
+
+const tool = (env, name, replay, text) => ({
+  name, label: name, description: name, ...(replay ? { replay: 'safe' } : {}),
+  parameters: { type: 'object', properties: {}, additionalProperties: true },
+  async execute(id, args) {
+    await (await fetch(env.GATE_URL + '/?id=' + id)).text();
+    return { content: [{ type: 'text', text: text(args) }], details: {} };
+  },
+});
+
+export class Session extends AgentSession {
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.watchdogMs = 400;
+  }
+  agentOptions(env) {
+    const model = { id: 'm', name: 'm', api: 'openai-completions', provider: 'openai', baseUrl: env.LLM_BASE_URL, reasoning: false,
+      input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 };
+    return {
+      initialState: { model, systemPrompt: 'Be brief.', tools: [
+        tool(env, 'weather', true, (a) => a.city + ': 18 C'),
+        tool(env, 'pay', false, (a) => 'paid ' + a.amount),
+      ] },
+      getApiKey: () => env.OPENAI_API_KEY,
+    };
+  }
+}
+
+export default {
+  async fetch(request, env) {
+    return (await routeSessions(request, env.SESSIONS, { token: env.SESSION_TOKEN })) ?? new Response('not found', { status: 404 });
+  },
+};
+`;
+
+function start() {
+  return new Miniflare({
+    scriptPath: join(installed.dir, 'dist/worker.js'),
+    modules: true,
+    modulesRoot: join(installed.dir, 'dist'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: COMPAT_DATE,
+    durableObjects: { SESSIONS: 'Session' },
+    durableObjectsPersist: persist,
+    bindings: { LLM_BASE_URL: llm.baseUrl, OPENAI_API_KEY: KEY, GATE_URL: gate.url, SESSION_TOKEN: TOKEN },
+  });
+}
+
+before(async () => {
+  installed = await packAndInstall();
+  persist = await mkdtemp(join(tmpdir(), 'pi-sessions-'));
+  await writeFile(join(installed.dir, 'worker.mjs'), WORKER);
+  await writeFile(
+    join(installed.dir, 'wrangler.toml'),
+    `name = "sessions"\nmain = "worker.mjs"\ncompatibility_date = "${COMPAT_DATE}"\n\n[[durable_objects.bindings]]\nname = "SESSIONS"\nclass_name = "Session"\n\n[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["Session"]\n`,
+  );
+  execFileSync(join(repoRoot, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', 'dist'], {
+    cwd: installed.dir,
+    stdio: 'pipe',
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_COLOR: '1' },
+  });
+  llm = await startModel();
+  gate = await startGate();
+  mf = start();
+});
+
+after(async () => {
+  await mf?.dispose();
+  await llm?.close();
+  await gate?.close();
+  await installed?.cleanup();
+  await rm(persist, { recursive: true, force: true });
+});
+
+const auth = { authorization: `Bearer ${TOKEN}` };
+const call = (path, init = {}) => mf.dispatchFetch(`http://localhost${path}`, { ...init, headers: { ...auth, ...(init.headers ?? {}) } });
+const post = (path, body) => call(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+const state = async (id) => (await call(`/sessions/${id}`)).json();
+
+/** Reads the session's SSE until `agent_end` (or `until`), after `lastEventId`: [{ id, type, data }]. */
+async function events(id, { lastEventId, until = (e) => e.type === 'agent_end', timeoutMs = 15000 } = {}) {
+  const res = await call(`/sessions/${id}/events`, { headers: lastEventId ? { 'last-event-id': lastEventId } : {} });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /text\/event-stream/);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  const out = [];
+  let buffer = '';
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${until} within ${timeoutMs} ms; got ${out.map((e) => e.type)}`);
+      const { done, value } = await Promise.race([reader.read(), new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out; got ${out.map((e) => e.type)}`)), left))]);
+      if (done) return out;
+      buffer += decoder.decode(value, { stream: true });
+      let at;
+      while ((at = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, at);
+        buffer = buffer.slice(at + 2);
+        if (frame.startsWith(':')) continue;
+        const field = (name) => frame.split('\n').find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
+        const e = { id: field('id'), type: field('event'), data: JSON.parse(field('data')) };
+        out.push(e);
+        if (until(e)) return out;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+async function waitFor(check, what, timeoutMs = 15000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('a tool-using session over HTTP: prompt, live events with ids, state; the key stays in the Worker', async () => {
+  const res = await post('/sessions/alpha/prompt', { text: 'What is the weather in Oslo?' });
+  assert.equal(res.status, 202);
+  const seen = await events('alpha');
+  const types = seen.map((e) => e.type);
+  assert.equal(types[0], 'agent_start');
+  assert.ok(types.includes('tool_execution_end'));
+  assert.equal(types.at(-1), 'agent_end');
+  const stored = seen.filter((e) => !e.id.includes('.')).map((e) => Number(e.id));
+  assert.deepEqual(stored, stored.map((_, i) => i + 1), 'stored events are numbered 1, 2, 3, ...');
+  const s = await state('alpha');
+  assert.equal(s.running, false);
+  assert.deepEqual(s.messages.map((m) => m.role), ['system', 'user', 'assistant', 'toolResult', 'assistant']);
+  assert.equal(s.messages.at(-1).content[0].text, 'Done: Oslo: 18 C');
+  assert.equal(llm.requests.at(-1).headers.authorization, `Bearer ${KEY}`);
+  const everything = JSON.stringify(seen) + JSON.stringify(s);
+  assert.ok(!everything.includes(KEY), 'the key is in no event and no state');
+});
+
+test('reconnecting with Last-Event-ID delivers every later event exactly once', async () => {
+  await post('/sessions/beta/prompt', { text: 'weather please' });
+  const all = await events('beta');
+  const stored = all.filter((e) => !e.id.includes('.'));
+  for (const cut of [1, 3, Math.floor(stored.length / 2), stored.length - 1]) {
+    const from = stored[cut - 1].id;
+    const again = await events('beta', { lastEventId: from });
+    const expected = all.slice(all.findIndex((e) => e.id === from) + 1);
+    assert.deepEqual(again.map((e) => e.id), expected.map((e) => e.id), `after ${from}`);
+    assert.deepEqual(again.map((e) => e.data), expected.map((e) => e.data));
+  }
+});
+
+test('steering over HTTP reaches the next request; abort over HTTP ends the run', async () => {
+  gate.hold(true);
+  await post('/sessions/gamma/prompt', { text: 'weather in Oslo' });
+  await waitFor(() => gate.calls.includes('call_w') && gate.calls.length > 0, 'the tool to start');
+  const steer = await post('/sessions/gamma/steer', { text: 'Also say hello.' });
+  assert.equal(steer.status, 202);
+  const busy = await post('/sessions/gamma/prompt', { text: 'another' });
+  assert.equal(busy.status, 409);
+  assert.equal((await busy.json()).error, 'session busy');
+  gate.release();
+  gate.hold(false);
+  await events('gamma');
+  const requests = llm.requests.filter((r) => JSON.stringify(r.body.messages).includes('weather in Oslo'));
+  const last = requests.at(-1).body.messages;
+  assert.equal(last.at(-2).role, 'tool');
+  assert.equal(last.at(-1).role, 'user');
+  assert.match(JSON.stringify(last.at(-1).content), /Also say hello\./);
+
+  // Abort while the stream is stalled.
+  await post('/sessions/gamma/prompt', { text: 'please stall' });
+  await waitFor(() => llm.stalled.length > 0, 'the stream to stall');
+  const aborted = await post('/sessions/gamma/abort', {});
+  assert.equal(aborted.status, 200);
+  const s = await aborted.json();
+  assert.equal(s.running, false);
+  assert.equal(s.messages.at(-1).stopReason, 'aborted');
+  for (const r of llm.stalled.splice(0)) r.destroy();
+});
+
+test('bad requests get a 4xx with a JSON error; the token is required', async () => {
+  const unknown = await call('/sessions/nobody');
+  assert.equal(unknown.status, 404);
+  assert.deepEqual(await unknown.json(), { error: 'unknown session' });
+  const malformed = await call('/sessions/delta/prompt', { method: 'POST', body: '{"text": ' });
+  assert.equal(malformed.status, 400);
+  assert.equal((await malformed.json()).error, 'malformed body');
+  const shape = await post('/sessions/delta/prompt', { text: 42 });
+  assert.equal(shape.status, 400);
+  const big = await post('/sessions/delta/prompt', { text: 'x'.repeat(300 * 1024) });
+  assert.equal(big.status, 413);
+  for (const headers of [{}, { authorization: 'Bearer wrong' }]) {
+    const res = await mf.dispatchFetch('http://localhost/sessions/alpha', { headers });
+    assert.equal(res.status, 401);
+    assert.equal((await res.json()).error, 'unauthorized');
+  }
+  const steerUnknown = await post('/sessions/nobody/steer', { text: 'x' });
+  assert.equal(steerUnknown.status, 404);
+  const del = await call('/sessions/alpha', { method: 'DELETE' });
+  assert.equal(del.status, 200);
+  assert.equal((await call('/sessions/alpha')).status, 404);
+});
+
+test('a restart mid-tool: the run resumes by itself (alarm); no tool result lost or duplicated', async () => {
+  gate.hold(true);
+  const before = gate.calls.length;
+  await post('/sessions/epsilon/prompt', { text: 'pay and weather' });
+  await waitFor(() => gate.calls.length >= before + 2, 'both tools to run');
+  await mf.dispose(); // the Durable Object dies with its tools mid-call
+  gate.release();
+  gate.hold(false);
+  const asked = llm.requests.length;
+  mf = start();
+  // No request to the session: its alarm resumes the run, which asks the model for the answer.
+  await waitFor(() => llm.requests.length > asked, 'the alarm to resume the run');
+  const s = await waitFor(async () => {
+    const st = await state('epsilon');
+    return !st.running && st.messages.at(-1)?.role === 'assistant' && st.messages.at(-1).stopReason === 'stop' ? st : undefined;
+  }, 'the resumed run to finish');
+  const results = s.messages.filter((m) => m.role === 'toolResult');
+  assert.deepEqual(results.map((m) => m.toolCallId).sort(), ['call_p', 'call_w'], 'one result per call');
+  const pay = results.find((m) => m.toolCallId === 'call_p');
+  assert.equal(pay.isError, true, 'the payment, not safe to replay, is not run again');
+  assert.match(pay.content[0].text, /interrupted before completion/);
+  const weather = results.find((m) => m.toolCallId === 'call_w');
+  assert.equal(weather.content[0].text, 'Oslo: 18 C', 'the safe tool ran again');
+  assert.equal(gate.calls.slice(before).filter((c) => c === 'call_p').length, 1, 'the payment ran once');
+  assert.equal(gate.calls.slice(before).filter((c) => c === 'call_w').length, 2, 'the weather ran again');
+  const all = await events('epsilon');
+  const ids = all.map((e) => e.id);
+  assert.equal(new Set(ids).size, ids.length, 'no id twice');
+  assert.equal(all.filter((e) => e.type === 'agent_start').length, 1);
+  assert.equal(all.filter((e) => e.type === 'agent_end').length, 1);
+});
+
+test('a restart mid-stream: the response is requested again and the run completes', async () => {
+  const before = llm.requests.length;
+  await post('/sessions/zeta/prompt', { text: 'stall now' });
+  await waitFor(() => llm.stalled.length > 0, 'the stream to stall');
+  await mf.dispose();
+  for (const r of llm.stalled.splice(0)) r.destroy();
+  mf = start();
+  const s = await waitFor(async () => {
+    const st = await state('zeta');
+    return !st.running && st.messages.at(-1)?.role === 'assistant' ? st : undefined;
+  }, 'the resumed run to finish');
+  assert.deepEqual(s.messages.map((m) => m.role), ['system', 'user', 'assistant']);
+  assert.equal(s.messages.at(-1).content[0].text, 'Echo: stall now');
+  assert.equal(llm.requests.length - before, 2, 'asked once, cut, asked again');
+  const all = await events('zeta');
+  assert.equal(all.filter((e) => e.type === 'message_end' && e.data.message.role === 'assistant').length, 1);
+});
+
+test('50 concurrent sessions in one Miniflare all complete', async () => {
+  const ids = Array.from({ length: 50 }, (_, i) => `many-${i}`);
+  const accepted = await Promise.all(ids.map((id) => post(`/sessions/${id}/prompt`, { text: `hello ${id}` })));
+  assert.ok(accepted.every((r) => r.status === 202));
+  const done = await Promise.all(ids.map((id) => events(id, { timeoutMs: 60000 })));
+  for (const [i, seen] of done.entries()) {
+    assert.equal(seen.at(-1).type, 'agent_end');
+    const s = await state(ids[i]);
+    assert.equal(s.messages.at(-1).content[0].text, `Echo: hello ${ids[i]}`);
+  }
+});
