@@ -2,4 +2,4 @@
 // from the package's files, then the sessions.
 import './node.js';
 
-export { AgentSession, routeSessions } from './sessions.js';
+export { AgentSession, routeSessions, handleStreamProxy } from './sessions.js';

@@ -1,5 +1,5 @@
 // Agent sessions on Cloudflare Durable Objects. Not in pi.
-import type { AgentOptions } from "./index.js";
+import type { AgentOptions, Model } from "./index.js";
 
 /** The parts of a Durable Object's state a session uses. */
 export interface SessionObjectState {
@@ -48,4 +48,21 @@ export declare function routeSessions(
   request: Request,
   namespace: SessionNamespace,
   options?: { token?: string; prefix?: string },
+): Promise<Response | undefined>;
+
+/**
+ * The server side of pi's `streamProxy` (`POST /api/stream` by default): a browser agent
+ * streams through the Worker and the key never reaches the page. The client's `authToken`
+ * must equal `token`; the client names a model by `provider` and `id`, and the server's own
+ * object from `models` is used (never the client's `baseUrl` or headers). Other paths resolve
+ * to `undefined`. Errors: 401 bad token, 403 model not allowed, 400 malformed, 413 too large.
+ */
+export declare function handleStreamProxy(
+  request: Request,
+  options: {
+    token: string;
+    models: Model<any>[];
+    getApiKey?: (model: Model<any>) => string | undefined | Promise<string | undefined>;
+    path?: string;
+  },
 ): Promise<Response | undefined>;

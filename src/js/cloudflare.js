@@ -1,4 +1,4 @@
 // `pi-agent-wasm/cloudflare` in workerd: the .wasm as wrangler bundles it, then the sessions.
 import './workerd.js';
 
-export { AgentSession, routeSessions } from './sessions.js';
+export { AgentSession, routeSessions, handleStreamProxy } from './sessions.js';

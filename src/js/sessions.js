@@ -13,7 +13,7 @@
 // `tool_execution_update`) are not stored: the k-th update after event n has the id "n.k", so
 // they go to live clients and to clients that reconnect while this instance lives, and no id
 // is ever given twice, not even after a restart.
-import { Agent } from './api.js';
+import { Agent, streamSimple } from './api.js';
 
 /** Characters per stored part: far below the 128 KiB value limit in any encoding. */
 const PART = 30000;
@@ -57,12 +57,10 @@ function userMessage(body) {
   return undefined;
 }
 
-/** Bodies a little over the limit are read to their end before the 413 (a client still
- * sending would otherwise see its upload cut instead of the answer); larger ones are cut. */
-const DRAIN = 4 * MAX_BODY;
-
-async function readBody(request) {
-  const tooLarge = () => ({ error: problem(413, 'body too large', `at most ${MAX_BODY} bytes`) });
+/** A body up to four times over `limit` is read to its end before the 413 (a client still
+ * sending would otherwise see its upload cut instead of the answer); a larger one is cut. */
+async function readBody(request, limit = MAX_BODY) {
+  const tooLarge = () => ({ error: problem(413, 'body too large', `at most ${limit} bytes`) });
   const reader = request.body?.getReader();
   const chunks = [];
   let size = 0;
@@ -71,14 +69,14 @@ async function readBody(request) {
       const { done, value } = await reader.read();
       if (done) break;
       size += value.byteLength;
-      if (size > DRAIN) {
+      if (size > 4 * limit) {
         await reader.cancel();
         return tooLarge();
       }
-      if (size <= MAX_BODY) chunks.push(value);
+      if (size <= limit) chunks.push(value);
     }
   }
-  if (size > MAX_BODY) return tooLarge();
+  if (size > limit) return tooLarge();
   const bytes = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) {
@@ -388,4 +386,83 @@ export async function routeSessions(request, namespace, options = {}) {
   const forwarded = new URL(request.url);
   forwarded.pathname = `/sessions/${segments.join('/')}`;
   return namespace.get(namespace.idFromName(id)).fetch(new Request(forwarded, request));
+}
+
+/** The options a proxy client may set (pi's streamProxy sends these); `headers` is not
+ * among them: a browser does not get to add headers to a request carrying the server's key. */
+const PROXY_OPTIONS = ['temperature', 'samplingParams', 'maxTokens', 'reasoning', 'cacheRetention', 'sessionId',
+  'disableContinuation', 'metadata', 'transport', 'thinkingBudgets', 'maxRetryDelayMs'];
+
+/** A pi-ai event as pi's proxy wire carries it: without the partial message. */
+function wireEvent(event) {
+  const { type, contentIndex } = event;
+  const block = event.partial?.content?.[contentIndex];
+  switch (type) {
+    case 'start':
+      return { type };
+    case 'text_start':
+    case 'thinking_start':
+      return { type, contentIndex };
+    case 'text_delta':
+    case 'thinking_delta':
+    case 'toolcall_delta':
+      return { type, contentIndex, delta: event.delta };
+    case 'text_end':
+      return { type, contentIndex, contentSignature: block?.textSignature };
+    case 'thinking_end':
+      return { type, contentIndex, contentSignature: block?.thinkingSignature };
+    case 'toolcall_start':
+      return { type, contentIndex, id: block?.id, toolName: block?.name };
+    case 'toolcall_end':
+      return { type, contentIndex, toolCall: event.toolCall };
+    case 'done':
+      return { type, reason: event.reason, usage: event.message?.usage };
+    case 'error':
+      return { type, reason: event.reason, errorMessage: event.error?.errorMessage, usage: event.error?.usage };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The server side of pi's `streamProxy` (`POST <path>`, by default `/api/stream`): a browser
+ * agent streams through the Worker, and the key never reaches the page. `token` is required
+ * (the client's `authToken`); `models` are the server's own model objects the client may
+ * name (by `provider` and `id`: the client's `baseUrl` and headers are never used);
+ * `getApiKey(model)` gives the key. Other paths resolve to `undefined`.
+ */
+export async function handleStreamProxy(request, { token, models, getApiKey, path = '/api/stream' } = {}) {
+  const url = new URL(request.url);
+  if (url.pathname !== path) return undefined;
+  if (typeof token !== 'string' || token === '') return problem(500, 'proxy not configured', 'handleStreamProxy needs a token');
+  if (request.method !== 'POST') return problem(405, 'method not allowed');
+  const given = request.headers.get('authorization')?.replace(/^Bearer\s+/i, '');
+  if (given !== token) return problem(401, 'unauthorized', 'a bearer token is required', { 'www-authenticate': 'Bearer' });
+  const { body, error } = await readBody(request, 4 * MAX_BODY);
+  if (error) return error;
+  const asked = body?.model;
+  if (!asked || typeof asked.id !== 'string' || typeof asked.provider !== 'string' || !body.context || !Array.isArray(body.context.messages)) {
+    return problem(400, 'malformed body', 'expected { model, context, options }');
+  }
+  const model = (models ?? []).find((m) => m.id === asked.id && m.provider === asked.provider);
+  if (!model) return problem(403, 'model not allowed', `${asked.provider}/${asked.id}`);
+  const options = {};
+  for (const key of PROXY_OPTIONS) if (body.options?.[key] !== undefined) options[key] = body.options[key];
+  const apiKey = await getApiKey?.(model);
+  const events = streamSimple(model, body.context, { ...options, apiKey, signal: request.signal });
+  const encoder = new TextEncoder();
+  const stream = new ReadableStream({
+    async start(controller) {
+      try {
+        for await (const event of events) {
+          const wire = wireEvent(event);
+          if (wire !== undefined) controller.enqueue(encoder.encode(`data: ${JSON.stringify(wire)}\n\n`));
+        }
+        controller.close();
+      } catch (e) {
+        controller.error(e);
+      }
+    },
+  });
+  return new Response(stream, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' } });
 }

@@ -13,10 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { packAndInstall, repoRoot } from './helpers.mjs';
+import { Agent, streamProxy } from 'pi-agent-wasm';
 
 const COMPAT_DATE = '2026-04-26';
 const KEY = 'sk-session-secret-0123456789';
 const TOKEN = 'session-token-42';
+const PROXY_TOKEN = 'proxy-token-for-the-page';
 let installed;
 let persist;
 let mf;
@@ -92,7 +94,10 @@ async function startGate() {
   };
 }
 
-const WORKER = `import { AgentSession, routeSessions } from 'pi-agent-wasm/cloudflare';
+const WORKER = `import { AgentSession, routeSessions, handleStreamProxy } from 'pi-agent-wasm/cloudflare';
+
+const modelOf = (env) => ({ id: 'm', name: 'm', api: 'openai-completions', provider: 'openai', baseUrl: env.LLM_BASE_URL, reasoning: false,
+  input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 });
 
 const tool = (env, name, replay, text) => ({
   name, label: name, description: name, ...(replay ? { replay: 'safe' } : {}),
@@ -109,8 +114,7 @@ export class Session extends AgentSession {
     this.watchdogMs = 400;
   }
   agentOptions(env) {
-    const model = { id: 'm', name: 'm', api: 'openai-completions', provider: 'openai', baseUrl: env.LLM_BASE_URL, reasoning: false,
-      input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 };
+    const model = modelOf(env);
     return {
       initialState: { model, systemPrompt: 'Be brief.', tools: [
         tool(env, 'weather', true, (a) => a.city + ': 18 C'),
@@ -123,7 +127,9 @@ export class Session extends AgentSession {
 
 export default {
   async fetch(request, env) {
-    return (await routeSessions(request, env.SESSIONS, { token: env.SESSION_TOKEN })) ?? new Response('not found', { status: 404 });
+    return (await routeSessions(request, env.SESSIONS, { token: env.SESSION_TOKEN }))
+      ?? (await handleStreamProxy(request, { token: env.PROXY_TOKEN, models: [modelOf(env)], getApiKey: () => env.OPENAI_API_KEY }))
+      ?? new Response('not found', { status: 404 });
   },
 };
 `;
@@ -137,7 +143,7 @@ function start() {
     compatibilityDate: COMPAT_DATE,
     durableObjects: { SESSIONS: 'Session' },
     durableObjectsPersist: persist,
-    bindings: { LLM_BASE_URL: llm.baseUrl, OPENAI_API_KEY: KEY, GATE_URL: gate.url, SESSION_TOKEN: TOKEN },
+    bindings: { LLM_BASE_URL: llm.baseUrl, OPENAI_API_KEY: KEY, GATE_URL: gate.url, SESSION_TOKEN: TOKEN, PROXY_TOKEN },
   });
 }
 
@@ -359,4 +365,40 @@ test('50 concurrent sessions in one Miniflare all complete', async () => {
     const s = await state(ids[i]);
     assert.equal(s.messages.at(-1).content[0].text, `Echo: hello ${ids[i]}`);
   }
+});
+
+test('the key-safe proxy: a page-side Agent streams through the Worker with streamProxy; the key stays there', async () => {
+  const proxyUrl = String(await mf.ready).replace(/\/$/, '');
+  const model = { id: 'm', name: 'm', api: 'openai-completions', provider: 'openai', baseUrl: 'https://attacker.invalid/v1', reasoning: false,
+    input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 };
+  const asked = llm.requests.length;
+  const agent = new Agent({
+    initialState: { model },
+    streamFn: (m, context, options) => streamProxy(m, context, { ...options, proxyUrl, authToken: PROXY_TOKEN, headers: { authorization: 'Bearer stolen?' } }),
+  });
+  const events = [];
+  agent.subscribe((e) => events.push(e));
+  await agent.prompt('hello proxy');
+  const last = agent.state.messages.at(-1);
+  assert.equal(last.stopReason, 'stop', last.errorMessage);
+  assert.equal(last.content[0].text, 'Echo: hello proxy');
+  assert.ok(events.some((e) => e.type === 'message_update'), 'streamed');
+  assert.equal(llm.requests.length, asked + 1, 'the model of the server (its baseUrl) was used');
+  assert.equal(llm.requests.at(-1).headers.authorization, `Bearer ${KEY}`, 'the headers of the client are not forwarded');
+  assert.ok(!JSON.stringify(events).includes(KEY));
+
+  // A missing or wrong token, or a model the server does not allow, is refused.
+  const ask = (authToken, m = model) => new Promise((resolve) => {
+    const s = streamProxy(m, { messages: [{ role: 'user', content: 'x', timestamp: 1 }] }, { proxyUrl, authToken });
+    s.result().then(resolve);
+  });
+  for (const bad of [undefined, '', 'wrong-token']) {
+    const r = await ask(bad);
+    assert.equal(r.stopReason, 'error');
+    assert.match(r.errorMessage, /unauthorized/);
+  }
+  const other = await ask(PROXY_TOKEN, { ...model, id: 'expensive-model' });
+  assert.equal(other.stopReason, 'error');
+  assert.match(other.errorMessage, /model not allowed/);
+  assert.equal(llm.requests.length, asked + 1, 'no refused request reached the model');
 });
