@@ -326,7 +326,7 @@ fn a_run_killed_after_any_event_resumes_to_the_same_transcript() {
         };
         // Events: the first host's, less a response cut while streaming, then the second's.
         let mut got = labels(&first.sink.0.events.borrow());
-        if matches!(position.stage, Stage::Request { .. }) {
+        if matches!(position.stage, Stage::Request(_)) {
             if let Some(s) = got.iter().rposition(|l| l == "message_start(assistant)") {
                 if !got[s..].iter().any(|l| l == "message_end(assistant)") {
                     got.truncate(s);

@@ -45,21 +45,25 @@ pub struct Ended {
     pub duration_ms: Option<f64>,
 }
 
+/// What comes before a turn's request. First `turn_start` (when `turn_start`), then
+/// `inject`: messages to announce and append (after the declaration pass of §7 when
+/// `declare`; the first one's `message_start` already delivered when `announced`), then,
+/// when `poll`, the run's first steering poll (L-40) and its messages, then the request.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Opening {
+    pub turn_start: bool,
+    pub inject: Vec<AgentMessage>,
+    pub declare: bool,
+    pub announced: bool,
+    pub poll: bool,
+}
+
 /// Where in the loop a run is.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stage {
-    /// Before the turn's request. First `turn_start` (when `turn_start`), then `inject`:
-    /// messages to announce and append (after the declaration pass of §7 when `declare`;
-    /// the first one's `message_start` already delivered when `announced`), then, when
-    /// `poll`, the run's first steering poll (L-40) and its messages, then the request. A
-    /// response being streamed is here too: it is requested again.
-    Request {
-        turn_start: bool,
-        inject: Vec<AgentMessage>,
-        declare: bool,
-        announced: bool,
-        poll: bool,
-    },
+    /// Before the turn's request. A response being streamed is here too: it is requested
+    /// again.
+    Request(Opening),
     /// The turn's response is the transcript's message before its last `results` (the
     /// turn's tool results so far). `ended`: the calls that ended, in the order they did;
     /// `started`: the calls that started and have not ended, of which `executing` had their
@@ -144,23 +148,17 @@ impl Tracker {
     /// Updates the position for `event`, before the sink gets it.
     pub fn observe(&self, event: &AgentEvent) {
         self.edit(|p| match (&mut p.stage, event) {
-            (Stage::Request { turn_start, .. }, AgentEvent::TurnStart) => *turn_start = false,
-            (
-                Stage::Request {
-                    inject, announced, ..
-                },
-                AgentEvent::MessageStart { message },
-            ) if inject.first().is_some_and(|m| Rc::ptr_eq(m, message)) => *announced = true,
-            (
-                Stage::Request {
-                    inject, announced, ..
-                },
-                AgentEvent::MessageEnd { message },
-            ) => {
+            (Stage::Request(o), AgentEvent::TurnStart) => o.turn_start = false,
+            (Stage::Request(o), AgentEvent::MessageStart { message })
+                if o.inject.first().is_some_and(|m| Rc::ptr_eq(m, message)) =>
+            {
+                o.announced = true
+            }
+            (Stage::Request(o), AgentEvent::MessageEnd { message }) => {
                 p.new += 1;
-                if inject.first().is_some_and(|m| Rc::ptr_eq(m, message)) {
-                    inject.remove(0);
-                    *announced = false;
+                if o.inject.first().is_some_and(|m| Rc::ptr_eq(m, message)) {
+                    o.inject.remove(0);
+                    o.announced = false;
                 } else {
                     // The response: its tool calls are next.
                     p.stage = Stage::Tools {
@@ -227,7 +225,7 @@ impl Position {
         };
         put("v", VERSION.into());
         let at = match &self.stage {
-            Stage::Request { .. } => "request",
+            Stage::Request(_) => "request",
             Stage::Tools { .. } => "tools",
             Stage::Next { .. } => "next",
             Stage::Done => "done",
@@ -239,21 +237,15 @@ impl Position {
             put("reasoning", r.as_str().into());
         }
         match &self.stage {
-            Stage::Request {
-                turn_start,
-                inject,
-                declare,
-                announced,
-                poll,
-            } => {
-                put("turnStart", (*turn_start).into());
+            Stage::Request(o) => {
+                put("turnStart", o.turn_start.into());
                 put(
                     "inject",
-                    Value::Array(inject.iter().map(|m| (**m).clone()).collect()),
+                    Value::Array(o.inject.iter().map(|m| (**m).clone()).collect()),
                 );
-                put("declare", (*declare).into());
-                put("announced", (*announced).into());
-                put("poll", (*poll).into());
+                put("declare", o.declare.into());
+                put("announced", o.announced.into());
+                put("poll", o.poll.into());
             }
             Stage::Tools {
                 results,
@@ -334,7 +326,7 @@ impl Position {
             ),
         };
         let stage = match v.get("at").and_then(Value::as_str) {
-            Some("request") => Stage::Request {
+            Some("request") => Stage::Request(Opening {
                 turn_start: flag("turnStart")?,
                 inject: match v.get("inject") {
                     Some(Value::Array(a)) if a.iter().all(Value::is_object) => {
@@ -345,7 +337,7 @@ impl Position {
                 declare: flag("declare")?,
                 announced: flag("announced")?,
                 poll: flag("poll")?,
-            },
+            }),
             Some("tools") => Stage::Tools {
                 results: count("results")?,
                 ended: match v.get("ended") {

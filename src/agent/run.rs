@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use super::checkpoint::{Position, Stage};
+use super::checkpoint::{Opening, Position, Stage};
 use super::declarations;
 use super::tools::{execute_tool_calls, Prior};
 use super::turn::{resolve_stream_fn, stream_assistant_response};
@@ -55,13 +55,13 @@ async fn start_and_run(
     let mut new_messages = Vec::new();
     announce(host, &mut context, &mut new_messages, initial, false).await?;
     let stream_fn = resolve_stream_fn(host)?;
-    let step = Step::Request {
+    let step = Step::Request(Opening {
         turn_start: false,
         inject: Vec::new(),
         declare: false,
         announced: false,
         poll: true,
-    };
+    });
     Box::pin(run_loop(
         host,
         stream_fn,
@@ -97,19 +97,10 @@ pub async fn resume_agent_loop(
     config.reasoning = position.reasoning;
     let step = match &position.stage {
         Stage::Done => return Ok(new_messages),
-        Stage::Request {
-            turn_start,
-            inject,
-            declare,
-            announced,
-            poll,
-        } => Step::Request {
-            turn_start: *turn_start,
-            inject: inject.clone(),
-            declare: *declare,
-            announced: *announced && !inject.is_empty(),
-            poll: *poll,
-        },
+        Stage::Request(o) => Step::Request(Opening {
+            announced: o.announced && !o.inject.is_empty(),
+            ..o.clone()
+        }),
         Stage::Tools {
             results,
             ended,
@@ -166,6 +157,7 @@ pub async fn resume_agent_loop(
     };
     let stream_fn = resolve_stream_fn(host)?;
     host.tracker.set(position);
+    // As in start_and_run: an async helper for these lines measured +0.8 KB gzip of wasm.
     Box::pin(run_loop(
         host,
         stream_fn,
@@ -248,13 +240,13 @@ fn check_calls(
 }
 
 fn request(turn_start: bool, inject: Vec<AgentMessage>, declare: bool, poll: bool) -> Stage {
-    Stage::Request {
+    Stage::Request(Opening {
         turn_start,
         inject,
         declare,
         announced: false,
         poll,
-    }
+    })
 }
 
 /// Delivers `message_start` (unless `announced`: already delivered for the first) and
@@ -381,13 +373,7 @@ struct CompletedTurn {
 
 /// Where the loop goes next: the checkpoint's [`Stage`] with the messages it refers to.
 enum Step {
-    Request {
-        turn_start: bool,
-        inject: Vec<AgentMessage>,
-        declare: bool,
-        announced: bool,
-        poll: bool,
-    },
+    Request(Opening),
     Tools {
         message: AgentMessage,
         prior: Prior,
@@ -419,13 +405,13 @@ async fn run_loop(
     let mut declarations = DeclarationMemo::default();
     loop {
         step = match step {
-            Step::Request {
+            Step::Request(Opening {
                 turn_start,
                 inject,
                 declare,
                 announced,
                 poll,
-            } => {
+            }) => {
                 if turn_start {
                     host.emit(AgentEvent::TurnStart).await?;
                 }
@@ -621,13 +607,13 @@ async fn run_loop(
                 host.tracker
                     .stage(request(true, prepared.clone(), true, false));
                 track_config(host, &config);
-                Step::Request {
+                Step::Request(Opening {
                     turn_start: true,
                     inject: prepared,
                     declare: true,
                     announced: false,
                     poll: false,
-                }
+                })
             }
         };
     }
