@@ -514,3 +514,86 @@ fn a_finished_run_resumes_to_nothing_and_a_bad_position_is_refused() {
         assert!(e.message().starts_with("checkpoint: "), "{}", e.message());
     }
 }
+
+/// Resumes `saved` on a new host that dies at `kill_at` (when given).
+fn resume_saved(
+    saved: &Saved,
+    kill_at: Option<usize>,
+    log: &Rc<RefCell<Vec<String>>>,
+) -> (Host_, pi_agent_wasm::error::Result<Vec<AgentMessage>>) {
+    let position = Position::from_json(&saved.position).unwrap();
+    let answered = saved
+        .transcript
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .count();
+    let h = host(
+        answered,
+        kill_at,
+        saved.steering.clone(),
+        saved.follow_ups.clone(),
+    );
+    *h.sink.0.transcript.borrow_mut() = saved.transcript.clone();
+    let r = futures::executor::block_on(resume_agent_loop(
+        &h.host(),
+        context(saved.transcript.clone(), tools(log)),
+        config(),
+        position,
+    ));
+    (h, r)
+}
+
+#[test]
+fn a_run_killed_twice_at_any_two_points_still_finishes_with_one_result_per_call() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let whole = host(0, None, vec![], vec![user("more")]);
+    let expected: Vec<Value> = futures::executor::block_on(run_agent_loop(
+        &whole.host(),
+        vec![user("go")],
+        context(vec![], tools(&log)),
+        config(),
+    ))
+    .unwrap()
+    .iter()
+    .map(|m| timeless(m))
+    .collect();
+    let total = *whole.sink.0.delivered.borrow();
+    let mut cases = 0;
+    for k1 in 0..total {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let first = host(0, Some(k1), vec![], vec![user("more")]);
+        let _ = futures::executor::block_on(run_agent_loop(
+            &first.host(),
+            vec![user("go")],
+            context(vec![], tools(&log)),
+            config(),
+        ));
+        let saved1 = first.sink.0.saved.borrow().clone().unwrap();
+        // How many steps the resumed run has, then a death at each of them.
+        let (probe, _) = resume_saved(&saved1, None, &Rc::new(RefCell::new(Vec::new())));
+        let steps = *probe.sink.0.delivered.borrow();
+        for k2 in 0..steps {
+            let log = Rc::new(RefCell::new(log.borrow().clone()));
+            let (second, r) = resume_saved(&saved1, Some(k2), &log);
+            assert!(
+                r.is_err(),
+                "k1={k1} k2={k2}: the second death stops the run"
+            );
+            let saved2 = second.sink.0.saved.borrow().clone().unwrap();
+            let (_, out) = resume_saved(&saved2, None, &log);
+            let out = out.unwrap_or_else(|e| panic!("k1={k1} k2={k2}: {e:?}"));
+            assert_eq!(out.len(), expected.len(), "k1={k1} k2={k2}");
+            for (m, e) in out.iter().zip(&expected) {
+                if m["isError"] == true && m["toolCallId"] == "w1" {
+                    assert_eq!(m["content"][0]["text"], interrupted_call_text("write"));
+                } else {
+                    assert_eq!(timeless(m), *e, "k1={k1} k2={k2}");
+                }
+            }
+            let runs = log.borrow().iter().filter(|l| *l == "execute:w1").count();
+            assert!(runs <= 1, "k1={k1} k2={k2}: the write ran {runs} times");
+            cases += 1;
+        }
+    }
+    assert!(cases > 1000, "{cases} pairs");
+}

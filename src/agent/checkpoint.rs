@@ -120,8 +120,11 @@ impl Tracker {
     /// had effects.
     pub(crate) fn executing(&self, id: &str) {
         self.edit(|p| {
+            // A call run again after a resumption is listed already.
             if let Stage::Tools { executing, .. } = &mut p.stage {
-                executing.push(id.to_string());
+                if !executing.iter().any(|e| e == id) {
+                    executing.push(id.to_string());
+                }
             }
         });
     }

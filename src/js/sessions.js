@@ -30,7 +30,7 @@ function json(status, body, headers = {}) {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 }
 
-const problem = (status, error, detail) => json(status, detail === undefined ? { error } : { error, detail });
+const problem = (status, error, detail, headers) => json(status, detail === undefined ? { error } : { error, detail }, headers);
 
 /** Writes `text` under `prefix` in parts; returns the number of parts. */
 function parts(prefix, text) {
@@ -51,10 +51,17 @@ async function readParts(storage, prefix) {
 }
 
 /** A user message from an HTTP body `{ text }` (or a whole message object). */
+/** A user message from an HTTP body: `{ text }`, or `{ message }` with role "user" and text
+ * or image content. Other roles are refused: a client may not write the model's turns or tool
+ * results into the transcript. */
 function userMessage(body) {
   if (body && typeof body.text === 'string') return { role: 'user', content: [{ type: 'text', text: body.text }], timestamp: Date.now() };
-  if (body && body.message && typeof body.message === 'object' && typeof body.message.role === 'string') return body.message;
-  return undefined;
+  const m = body?.message;
+  if (!m || typeof m !== 'object' || m.role !== 'user') return undefined;
+  const part = (p) => (p?.type === 'text' && typeof p.text === 'string')
+    || (p?.type === 'image' && typeof p.data === 'string' && typeof p.mimeType === 'string');
+  if (typeof m.content !== 'string' && !(Array.isArray(m.content) && m.content.every(part))) return undefined;
+  return { role: 'user', content: m.content, timestamp: Date.now() };
 }
 
 /** A body up to four times over `limit` is read to its end before the 413 (a client still
@@ -99,6 +106,11 @@ function compact(event) {
   return { type: event.type, assistantMessageEvent: rest };
 }
 
+/** Update ids of one instance start at `epoch * UPDATE_EPOCH` after each stored event, so a
+ * restarted session never gives an update id it gave before. */
+const UPDATE_EPOCH = 1e6;
+const ACTIONS = new Set(['', 'events', 'prompt', 'steer', 'follow-up', 'abort']);
+
 /** An event id ("n" or "n.k") as [n, k]; [0, 0] for none or garbage. */
 function parseId(text) {
   const m = /^(\d{1,15})(?:\.(\d{1,15}))?$/.exec(text?.trim() ?? '');
@@ -121,6 +133,7 @@ export class AgentSession {
     this.agent = undefined;
     this.loading = undefined;
     this.lastEventId = 0;
+    this.epoch = 0;
     this.updates = 0;
     /** Recent updates of this instance: [[n, k], type, JSON text]. */
     this.recent = [];
@@ -154,19 +167,43 @@ export class AgentSession {
           await own.onCheckpoint?.(snapshot, event);
         },
       };
+      // Event ids go on from where they were, across restarts and deletions; each start of an
+      // instance is a new epoch for update ids.
+      const ids = (await this.storage.get('ids')) ?? { lastEventId: meta?.lastEventId ?? 0, epoch: 0 };
+      this.lastEventId = ids.lastEventId;
+      // (A session that does not exist yet writes nothing: probing ids stores no data.)
+      this.epoch = meta === undefined ? ids.epoch : ids.epoch + 1;
+      this.updates = this.epoch * UPDATE_EPOCH;
+      if (meta !== undefined) await this.storage.put('ids', { lastEventId: this.lastEventId, epoch: this.epoch });
+      this.options = options;
       if (meta === undefined) {
         this.agent = new Agent(options);
       } else {
         const messages = (await readParts(this.storage, 'm:')).map(([, text]) => JSON.parse(text));
         this.exists = true;
-        this.lastEventId = meta.lastEventId;
-        this.agent = new Agent({ ...options, restore: { ...meta.snapshot, messages } });
+        this.snapshot = { ...meta.snapshot, messages };
+        this.agent = new Agent({ ...options, restore: this.snapshot });
         this.stored = this.agent.state.messages.slice();
       }
       this.agent.subscribe((event) => this.#live(event));
-      if (meta?.snapshot?.position !== undefined) this.#start(() => this.agent.resume());
+      if (meta?.snapshot?.position !== undefined) this.#start(() => this.#resume());
     })();
     return this.loading;
+  }
+
+  /** Finishes the run the stored snapshot was taken in. Should its position not fit (a
+   * store written by another version), the run is dropped and the session goes on from its
+   * transcript, rather than refusing every prompt from then on. */
+  async #resume() {
+    try {
+      await this.agent.resume();
+    } catch (error) {
+      if (error?.code !== 'invalid_input') throw error;
+      console.error('pi-agent-wasm session: the saved run cannot be resumed, so it is dropped:', error.message);
+      const { position, ...rest } = this.snapshot;
+      this.agent = new Agent({ ...this.options, restore: rest });
+      this.agent.subscribe((event) => this.#live(event));
+    }
   }
 
   /** A streamed update: to live clients (and kept a while for reconnects), not stored. */
@@ -189,7 +226,7 @@ export class AgentSession {
       const id = [this.lastEventId + 1, 0];
       await this.#write(snapshot, parts(`e:${pad(id[0])}`, text), id[0]);
       this.lastEventId = id[0];
-      this.updates = 0;
+      this.updates = this.epoch * UPDATE_EPOCH;
       for (const client of this.clients) client(id, event.type, text);
     });
   }
@@ -219,6 +256,7 @@ export class AgentSession {
     }
     for (let i = same; i < messages.length; i++) Object.assign(entries, parts(`m:${pad(i)}`, JSON.stringify(messages[i])));
     entries.meta = { snapshot: rest, messageCount: messages.length, lastEventId };
+    entries.ids = { lastEventId, epoch: this.epoch };
     // put() takes at most 128 entries at a time.
     const all = Object.entries(entries);
     for (let i = 0; i < all.length; i += 128) await this.storage.put(Object.fromEntries(all.slice(i, i + 128)));
@@ -259,6 +297,7 @@ export class AgentSession {
     const url = new URL(request.url);
     const action = url.pathname.split('/').filter(Boolean)[2] ?? '';
     const method = request.method;
+    if (!ACTIONS.has(action)) return problem(404, 'no such route');
     await this.load();
     const agent = this.agent;
     if (method === 'GET' && action === '') {
@@ -276,27 +315,29 @@ export class AgentSession {
       for (const client of this.clients) client(undefined);
       await this.storage.deleteAll();
       await this.storage.deleteAlarm();
+      // Ids go on: a client of the old session must not take the new one's events for seen.
+      await this.storage.put('ids', { lastEventId: this.lastEventId, epoch: this.epoch });
       this.loading = undefined;
       this.agent = undefined;
       this.recent = [];
       this.stored = [];
       this.exists = false;
-      this.lastEventId = 0;
-      this.updates = 0;
       return json(200, { deleted: true });
     }
     if (method !== 'POST') return problem(405, 'method not allowed');
     if (action === 'abort') {
       if (!this.exists) return problem(404, 'unknown session');
       agent.abort();
+      // Saved at once: a restart before the run ends resumes into the abort.
+      await this.#save();
       await this.runDone;
       return json(200, this.#state());
     }
-    if (!['prompt', 'steer', 'follow-up'].includes(action)) return problem(404, 'no such route');
+    if (action === '' || action === 'events') return problem(405, 'method not allowed');
     const { body, error } = await readBody(request);
     if (error) return error;
     const message = userMessage(body);
-    if (!message) return problem(400, 'malformed body', 'expected { "text": string } or { "message": AgentMessage }');
+    if (!message) return problem(400, 'malformed body', 'expected { "text": string } or { "message": a user message with text or image content }');
     if (action === 'prompt') {
       if (agent.state.isStreaming || this.runDone) return problem(409, 'session busy', 'a run is in progress: steer, follow-up or abort');
       this.#start(() => agent.prompt(message));

@@ -102,8 +102,10 @@ const modelOf = (env) => ({ id: 'm', name: 'm', api: 'openai-completions', provi
 const tool = (env, name, replay, text) => ({
   name, label: name, description: name, ...(replay ? { replay: 'safe' } : {}),
   parameters: { type: 'object', properties: {}, additionalProperties: true },
-  async execute(id, args) {
+  async execute(id, args, _signal, onUpdate) {
+    onUpdate?.({ content: [{ type: 'text', text: 'starting' }], details: {} });
     await (await fetch(env.GATE_URL + '/?id=' + id)).text();
+    onUpdate?.({ content: [{ type: 'text', text: 'almost' }], details: {} });
     return { content: [{ type: 'text', text: text(args) }], details: {} };
   },
 });
@@ -296,13 +298,32 @@ test('bad requests get a 4xx with a JSON error; the token is required', async ()
   for (const headers of [{}, { authorization: 'Bearer wrong' }]) {
     const res = await mf.dispatchFetch('http://localhost/sessions/alpha', { headers });
     assert.equal(res.status, 401);
+    assert.equal(res.headers.get('www-authenticate'), 'Bearer');
     assert.equal((await res.json()).error, 'unauthorized');
   }
+  for (const [method, path] of [['GET', '/sessions/alpha/bogus'], ['DELETE', '/sessions/alpha/nothing'], ['POST', '/sessions/alpha/bogus']]) {
+    const res = await call(path, { method });
+    assert.equal(res.status, 404, `${method} ${path}`);
+    assert.equal((await res.json()).error, 'no such route');
+  }
+  assert.equal((await call('/sessions/alpha/events', { method: 'DELETE' })).status, 405);
+  // Only user messages: a client cannot write the model's turns or tool results.
+  for (const message of [{ role: 'assistant', content: 'I said so' }, { role: 'toolResult', content: [] }, { role: 'user', content: 123 }, { role: 'user', content: [{ evil: 1 }] }]) {
+    const res = await post('/sessions/alpha/steer', { message });
+    assert.equal(res.status, 400, JSON.stringify(message));
+  }
+  assert.equal((await post('/sessions/alpha/steer', { message: { role: 'user', content: [{ type: 'text', text: 'fine' }] } })).status, 202);
   const steerUnknown = await post('/sessions/nobody/steer', { text: 'x' });
   assert.equal(steerUnknown.status, 404);
+  const lastBefore = Number((await state('alpha')).lastEventId);
   const del = await call('/sessions/alpha', { method: 'DELETE' });
   assert.equal(del.status, 200);
   assert.equal((await call('/sessions/alpha')).status, 404);
+  // A new session under the same id: ids go on, so an old client's Last-Event-ID skips nothing.
+  await post('/sessions/alpha/prompt', { text: 'again' });
+  const fresh = await events('alpha', { lastEventId: String(lastBefore) });
+  assert.equal(fresh[0].type, 'agent_start');
+  assert.ok(Number(fresh[0].id) > lastBefore);
 });
 
 test('a restart mid-tool: the run resumes by itself (alarm); no tool result lost or duplicated', async () => {
@@ -401,4 +422,53 @@ test('the key-safe proxy: a page-side Agent streams through the Worker with stre
   assert.equal(other.stopReason, 'error');
   assert.match(other.errorMessage, /model not allowed/);
   assert.equal(llm.requests.length, asked + 1, 'no refused request reached the model');
+});
+
+test('restarted twice while a safe tool runs, and aborted just before a restart: each finishes once; update ids stay unique', async () => {
+  // Twice mid-tool: the safe tool runs three times, and its call gets one result.
+  gate.hold(true);
+  const before = gate.calls.length;
+  await post('/sessions/eta/prompt', { text: 'weather twice' });
+  const first = await events('eta', { until: (e) => e.type === 'tool_execution_update' });
+  const seen = first.map((e) => e.id);
+  await waitFor(() => gate.calls.length > before, 'the tool to run');
+  await mf.dispose();
+  mf = start();
+  await waitFor(() => gate.calls.length > before + 1, 'the resumed tool to run');
+  await mf.dispose();
+  mf = start();
+  await waitFor(() => gate.calls.length > before + 2, 'the tool to run a third time');
+  gate.release();
+  gate.hold(false);
+  const s = await waitFor(async () => {
+    const st = await state('eta');
+    return !st.running && st.messages.at(-1)?.stopReason === 'stop' ? st : undefined;
+  }, 'the run to finish');
+  assert.deepEqual(s.messages.filter((m) => m.role === 'toolResult').map((m) => m.toolCallId), ['call_w']);
+  const rest = await events('eta', { lastEventId: seen.at(-1) });
+  const updates = rest.filter((e) => e.type === 'tool_execution_update').map((e) => e.id);
+  assert.ok(updates.length >= 1, 'the resumed updates reach a client that reconnects');
+  assert.ok(updates.every((id) => !seen.includes(id)), `no update id given twice: ${seen} then ${updates}`);
+
+  // An abort, then a restart before the run ended: it resumes into the abort.
+  gate.hold(true);
+  await post('/sessions/theta/prompt', { text: 'weather now' });
+  await waitFor(() => gate.calls.length > before + 3, 'the tool to run');
+  // The abort answers once the run ended; the Worker dies before that (the tool is held).
+  const aborting = post('/sessions/theta/abort', {}).catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 300));
+  await mf.dispose();
+  await aborting;
+  gate.release();
+  gate.hold(false);
+  mf = start();
+  const t = await waitFor(async () => {
+    const st = await state('theta');
+    return !st.running && st.messages.at(-1)?.role === 'assistant' && st.messages.length > 3 ? st : undefined;
+  }, 'the resumed run to end');
+  const result = t.messages.find((m) => m.role === 'toolResult');
+  assert.ok(result, 'the call still has its one result');
+  assert.equal(t.messages.filter((m) => m.role === 'toolResult').length, 1);
+  assert.equal(result.content[0].text, 'Operation aborted');
+  assert.equal(t.messages.at(-1).stopReason, 'aborted', 'the resumed run ended in the abort');
 });
