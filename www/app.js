@@ -22,6 +22,8 @@ const PRESETS = {
   anthropic: { label: 'Anthropic', api: 'anthropic-messages', baseUrl: 'https://api.anthropic.com', model: 'claude-sonnet-4-5', key: true, hint: 'Anthropic Messages API (browser access header sent).' },
   gemini: { label: 'Google Gemini', api: 'google-generative-ai', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', model: 'gemini-2.5-flash', key: true, hint: 'Gemini streamGenerateContent.' },
   openrouter: { label: 'OpenRouter', api: 'openai-completions', baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4o-mini', key: true, hint: 'OpenAI-compatible Chat Completions.' },
+  worker: { label: 'Worker backend (examples/worker)', api: 'openai-completions', baseUrl: `${location.origin}/worker`, model: 'demo-scripted', key: false,
+    hint: 'A session on a Durable Object: run `npx wrangler dev --port 8799` in examples/worker (this server relays /worker to it). The agent runs in the Worker; this page sends prompts, steering and aborts over HTTP and follows the events; a reload shows them again, once.' },
   local: { label: 'Local server (Ollama, llama.cpp)', api: 'openai-completions', baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen2.5:7b', key: false,
     hint: 'Any OpenAI-compatible server; the server must allow this page\'s origin (CORS).' },
 };
@@ -42,6 +44,7 @@ function settings() {
 
 function applyPreset(name) {
   const p = PRESETS[name];
+  worker.on = name === 'worker';
   $('base-url').value = p.baseUrl;
   $('model-id').value = p.model;
   $('preset-hint').textContent = p.hint;
@@ -51,7 +54,7 @@ function applyPreset(name) {
 function updateModelLabel() {
   const s = settings();
   const label = $('model-label');
-  label.textContent = s.preset === 'demo' ? 'Scripted demo model — not an LLM' : `${PRESETS[s.preset].label} · ${s.modelId}`;
+  label.textContent = s.preset === 'demo' ? 'Scripted demo model — not an LLM' : s.preset === 'worker' ? `Worker backend · ${s.baseUrl}` : `${PRESETS[s.preset].label} · ${s.modelId}`;
   label.classList.toggle('demo', s.preset === 'demo');
 }
 
@@ -60,7 +63,10 @@ function initSettings() {
   applyPreset('demo');
   $('api-key').value = apiKey;
   $('remember').checked = sessionStorage.getItem(KEY_STORE) !== null;
-  $('preset').addEventListener('change', (e) => applyPreset(e.target.value));
+  $('preset').addEventListener('change', (e) => {
+    applyPreset(e.target.value);
+    if (e.target.value === 'worker') resumeWorker();
+  });
   $('model-id').addEventListener('input', updateModelLabel);
   $('api-key').addEventListener('input', (e) => {
     apiKey = e.target.value;
@@ -104,6 +110,7 @@ const transcript = $('transcript');
 let bubble = null; // the assistant message being streamed: { root, thinking, text, cards, raw }
 const cards = new Map(); // toolCallId -> { root, args, status, output, started }
 const queued = new Map(); // queued message object -> its queue entry
+const queuedText = new Map(); // a queued message's text -> its queue entry (Worker backend)
 let turnUsage = null;
 
 function scrollDown() {
@@ -168,10 +175,12 @@ function onEvent(event) {
     case 'message_start':
       if (event.message.role === 'user') {
         userBubble(event.message);
-        const entry = queued.get(event.message);
+        const said = typeof event.message.content === 'string' ? event.message.content : textOf(event.message);
+        const entry = queued.get(event.message) ?? queuedText.get(said);
         if (entry) {
           entry.remove();
           queued.delete(event.message);
+          queuedText.delete(said);
         }
       } else if (event.message.role === 'assistant') {
         bubble = assistantBubble();
@@ -187,7 +196,10 @@ function onEvent(event) {
         bubble.thinking.hidden = false;
         bubble.thinking.lastChild.textContent += e.delta;
       } else if (e.type === 'toolcall_start' || e.type === 'toolcall_delta' || e.type === 'toolcall_end') {
-        const block = event.message.content[e.contentIndex];
+        // From a Worker backend, updates come without the partial message: the call shows
+        // at its end.
+        const block = event.message?.content?.[e.contentIndex] ?? e.toolCall;
+        if (!block) break;
         let card = cards.get(`block:${e.contentIndex}`);
         if (!card) {
           card = toolCard(block);
@@ -317,12 +329,87 @@ function enqueue(kind, text) {
   const entry = el('li', `queued ${kind}`);
   entry.append(el('span', 'badge', kind === 'steer' ? 'steering · queued' : 'follow-up · queued'), el('span', '', text));
   $('queue').append(entry);
+  if (worker.on) {
+    queuedText.set(text, entry);
+    post(kind === 'steer' ? '/steer' : '/follow-up', { text });
+    return;
+  }
   queued.set(message, entry);
   if (kind === 'steer') agent.steer(message);
   else agent.followUp(message);
 }
 
+// --- Worker backend: the agent runs in a Durable Object (examples/worker) ---------------
+
+const SESSION_STORE = 'pi-agent-wasm-demo-session';
+const worker = { on: false, running: false, source: undefined, id: undefined };
+
+/** This tab's session id, made (and kept for reloads) on first use of the Worker backend. */
+function sessionId() {
+  worker.id ??= sessionStorage.getItem(SESSION_STORE) ?? undefined;
+  if (worker.id === undefined) {
+    worker.id = `demo-${crypto.randomUUID().replaceAll('-', '')}`;
+    sessionStorage.setItem(SESSION_STORE, worker.id);
+  }
+  return worker.id;
+}
+const EVENT_TYPES = ['agent_start', 'agent_end', 'turn_start', 'turn_end', 'message_start', 'message_update', 'message_end',
+  'tool_execution_start', 'tool_execution_update', 'tool_execution_end'];
+const sessionUrl = (path = '') => `${settings().baseUrl}/sessions/${sessionId()}${path}`;
+const busyNow = () => (worker.on ? worker.running : agent.state.isStreaming);
+
+async function post(path, body) {
+  const res = await fetch(sessionUrl(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) $('status').textContent = `Worker: ${res.status} ${(await res.json().catch(() => ({}))).error ?? ''}`;
+  return res;
+}
+
+/** Follows the session's events. EventSource reconnects by itself with Last-Event-ID, and a
+ * new page replays from the start: each event shows once. */
+function followWorker() {
+  if (worker.source) return;
+  worker.source = new EventSource(sessionUrl('/events'));
+  const on = (e) => {
+    const event = JSON.parse(e.data);
+    if (event.type === 'agent_start') {
+      worker.running = true;
+      setBusy(true);
+    }
+    inspect(event);
+    onEvent(event);
+    if (event.type === 'agent_end') {
+      worker.running = false;
+      setBusy(false);
+    }
+  };
+  for (const type of EVENT_TYPES) worker.source.addEventListener(type, on);
+}
+
+/** Switched to the Worker backend: a session this tab started before is shown again. */
+async function resumeWorker() {
+  worker.on = true;
+  try {
+    const res = await fetch(sessionUrl());
+    if (res.ok) followWorker();
+  } catch (error) {
+    $('status').textContent = `Worker backend unreachable: ${error.message}`;
+  }
+}
+
+async function sendToWorker(text) {
+  setBusy(true);
+  try {
+    const res = await post('/prompt', { text });
+    if (res.ok) followWorker();
+    else setBusy(false);
+  } catch (error) {
+    $('status').textContent = `Worker backend unreachable: ${error.message}`;
+    setBusy(false);
+  }
+}
+
 async function send(text) {
+  if (worker.on) return sendToWorker(text);
   const model = currentModel();
   if (PRESETS[settings().preset].key && !apiKey) {
     $('status').textContent = 'This provider needs an API key: open Settings.';
@@ -351,24 +438,29 @@ function initComposer() {
     const text = input.value.trim();
     if (!text) return;
     input.value = '';
-    if (agent.state.isStreaming) enqueue('steer', text);
+    if (busyNow()) enqueue('steer', text);
     else send(text);
   });
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey) {
       e.preventDefault();
       $('composer').requestSubmit();
-    } else if (e.key === 'Escape' && agent.state.isStreaming) {
-      agent.abort();
+    } else if (e.key === 'Escape' && busyNow()) {
+      abortRun();
     }
   });
   $('follow-up').addEventListener('click', () => {
     const text = input.value.trim();
-    if (!text || !agent.state.isStreaming) return;
+    if (!text || !busyNow()) return;
     input.value = '';
     enqueue('follow-up', text);
   });
-  $('abort').addEventListener('click', () => agent.abort());
+  $('abort').addEventListener('click', abortRun);
+}
+
+function abortRun() {
+  if (worker.on) post('/abort', {});
+  else agent.abort();
 }
 
 agent.subscribe((event) => {
@@ -380,4 +472,4 @@ initSettings();
 initInspector();
 initComposer();
 setBusy(false);
-window.demo = { agent }; // for the console (and the browser tests)
+window.demo = { agent, worker }; // for the console (and the browser tests)

@@ -3,14 +3,17 @@
 // /demo/v1/chat/completions (and, under /demo/unauthorized/, a provider that refuses every
 // key, to show the page's error state offline). Prints the page's URL.
 //
-//   node www/server.mjs [--port N] [--host H] [--allowed-hosts a,b]
+//   node www/server.mjs [--port N] [--host H] [--allowed-hosts a,b] [--worker URL]
 //   (npm start builds first, then runs this)
+//
+// `/worker/...` is relayed to the Worker of examples/worker (`--worker`, WORKER_URL, default
+// http://127.0.0.1:8799), so the page's "Worker backend" mode talks to its own origin.
 //
 // Hardened for a machine whose browser visits other sites: requests must name a local host
 // (DNS rebinding), bodies are limited (413), and a malformed model request is a 400 with a
 // JSON error. Any web page can still POST here without a preflight (as text/plain), so
 // nothing on the request path may cost more than linear time in the body.
-import { createServer } from 'node:http';
+import { createServer, request as forward } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +33,21 @@ const extraHosts = new Set(
     .map((h) => h.trim().toLowerCase())
     .filter(Boolean),
 );
+const workerUrl = new URL(String(arg('worker', process.env.WORKER_URL ?? 'http://127.0.0.1:8799')));
+
+/** Relays `/worker/<path>` to the Worker as `<path>`, streaming both ways (events included). */
+function relay(req, res, path) {
+  const target = new URL(path + (new URL(req.url, 'http://x').search), workerUrl);
+  const headers = { ...req.headers, host: target.host };
+  const upstream = forward(target, { method: req.method, headers }, (answer) => {
+    res.writeHead(answer.statusCode, answer.headers);
+    answer.pipe(res);
+  });
+  upstream.on('error', (error) => !res.headersSent && fail(res, 502, `The Worker at ${workerUrl.origin} is not reachable (${error.code ?? error.message}): run \`npx wrangler dev --port ${workerUrl.port || 80}\` in examples/worker.`));
+  res.on('close', () => upstream.destroy());
+  req.pipe(upstream);
+}
+
 /** The largest request body read (the demo's requests are a few KB). */
 const MAX_BODY = 1024 * 1024;
 
@@ -155,6 +173,7 @@ const server = createServer(async (req, res) => {
   const url = new URL(req.url, 'http://localhost');
   try {
     if (url.pathname === '/demo/v1/chat/completions' && req.method === 'POST') return await demoModel(req, res);
+    if (url.pathname.startsWith('/worker/')) return relay(req, res, url.pathname.slice('/worker'.length));
     if (url.pathname.startsWith('/demo/unauthorized/') && req.method === 'POST') {
       // Plays a provider refusing the key, so the page's error state can be seen offline.
       req.resume();

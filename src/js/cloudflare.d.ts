@@ -42,12 +42,13 @@ export declare class AgentSession<Env = unknown> {
 /**
  * Sends `/sessions/:id[/action]` requests to the session's Durable Object (one per id); other
  * paths resolve to `undefined`. With `token`, a request must carry `Authorization: Bearer
- * <token>` (or `?token=`), else it gets 401.
+ * <token>` (or `?token=`), else it gets 401. With `cors` (an origin, or "*"), pages of that
+ * origin may call the API from a browser.
  */
 export declare function routeSessions(
   request: Request,
   namespace: SessionNamespace,
-  options?: { token?: string; prefix?: string },
+  options?: { token?: string; prefix?: string; cors?: string },
 ): Promise<Response | undefined>;
 
 /**

@@ -411,12 +411,34 @@ export class AgentSession {
  * Routes `/sessions/:id[/prompt|steer|follow-up|abort|events]` to the session's Durable Object
  * in `namespace` (one object per id). With `token`, requests must carry
  * `Authorization: Bearer <token>` (or `?token=` for EventSource, which sends no headers).
- * Other paths get `undefined`, for the Worker to answer.
+ * With `cors` (an origin or "*"), browsers on that origin may call it. Other paths get
+ * `undefined`, for the Worker to answer.
  */
 export async function routeSessions(request, namespace, options = {}) {
   const url = new URL(request.url);
   const prefix = options.prefix ?? '/sessions';
   if (url.pathname !== prefix && !url.pathname.startsWith(`${prefix}/`)) return undefined;
+  const cors = options.cors ? corsHeaders(options.cors, request) : undefined;
+  if (cors && request.method === 'OPTIONS') return new Response(null, { status: 204, headers: cors });
+  const answer = await route(request, url, namespace, options, prefix);
+  if (!cors) return answer;
+  const headers = new Headers(answer.headers);
+  for (const [k, v] of Object.entries(cors)) headers.set(k, v);
+  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers });
+}
+
+/** With `cors` (an origin, or "*"), pages of that origin may call the API from a browser. */
+function corsHeaders(origin, request) {
+  return {
+    'access-control-allow-origin': origin === '*' ? '*' : origin,
+    'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
+    'access-control-allow-headers': request.headers.get('access-control-request-headers') ?? 'authorization, content-type, last-event-id',
+    'access-control-max-age': '600',
+    vary: 'Origin',
+  };
+}
+
+async function route(request, url, namespace, options, prefix) {
   if (options.token !== undefined && options.token !== '') {
     const given = request.headers.get('authorization')?.replace(/^Bearer\s+/i, '') ?? url.searchParams.get('token');
     if (given !== options.token) return problem(401, 'unauthorized', 'a bearer token is required', { 'www-authenticate': 'Bearer' });

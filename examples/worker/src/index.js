@@ -49,6 +49,7 @@ export class Session extends AgentSession {
 
 export default {
   async fetch(request, env) {
-    return (await routeSessions(request, env.SESSIONS, { token: env.SESSION_TOKEN })) ?? new Response('pi-agent-sessions: see /sessions/:id', { status: 404 });
+    const options = { token: env.SESSION_TOKEN, cors: env.CORS_ORIGIN || undefined };
+    return (await routeSessions(request, env.SESSIONS, options)) ?? new Response('pi-agent-sessions: see /sessions/:id', { status: 404 });
   },
 };

@@ -1,0 +1,100 @@
+// The demo page's "Worker backend" mode in headless Chromium (Debian's): the session runs in
+// examples/worker (bundled by wrangler, run by workerd through Miniflare), the demo server
+// relays /worker to it, and the page sends a prompt over HTTP and follows the session's
+// events. After a reload the page shows the conversation again, each message once.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Miniflare } from 'miniflare';
+import { launchChromium, repoRoot } from './helpers.mjs';
+
+const example = join(repoRoot, 'examples/worker');
+const out = mkdtempSync(join(tmpdir(), 'pi-demo-worker-'));
+let mf;
+let server;
+let url;
+let browser;
+
+before(async () => {
+  const link = join(example, 'node_modules/pi-agent-wasm');
+  if (!existsSync(link)) {
+    mkdirSync(join(example, 'node_modules'), { recursive: true });
+    symlinkSync('../../..', link);
+  }
+  execFileSync(join(repoRoot, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', out], {
+    cwd: example,
+    stdio: 'pipe',
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_COLOR: '1' },
+  });
+  mf = new Miniflare({
+    scriptPath: join(out, 'index.js'),
+    modules: true,
+    modulesRoot: out,
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: '2026-04-26',
+    durableObjects: { SESSIONS: 'Session' },
+    bindings: { LLM_BASE_URL: '', LLM_MODEL: 'x', SESSION_TOKEN: '', CORS_ORIGIN: '' },
+  });
+  const workerUrl = String(await mf.ready);
+  server = spawn(process.execPath, [join(repoRoot, 'www/server.mjs'), '--port', '0', '--worker', workerUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+  url = await new Promise((resolve, reject) => {
+    let text = '';
+    server.stdout.on('data', (d) => {
+      text += d;
+      const m = text.match(/http:\/\/\S+\//);
+      if (m) resolve(m[0]);
+    });
+    server.on('exit', (code) => reject(new Error(`demo server exited with ${code}`)));
+  });
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill();
+  await mf?.dispose();
+  rmSync(out, { recursive: true, force: true });
+});
+
+test('demo: the Worker backend runs a session over HTTP; live events, and a reload shows it once', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => window.demo?.worker);
+  await page.click('#settings-toggle');
+  await page.selectOption('#preset', 'worker');
+  assert.match(await page.textContent('#model-label'), /Worker backend/);
+  await page.fill('#input', 'What is 17*23?');
+  await page.press('#input', 'Enter');
+  await page.waitForFunction(() => window.demo.worker.running, null, { timeout: 20000 });
+  await page.waitForFunction(() => !window.demo.worker.running && document.querySelector('#send').textContent === 'Send', null, { timeout: 20000 });
+  const answer = await page.$$eval('.msg.assistant .body', (els) => els.at(-1).textContent);
+  assert.match(answer, /391/);
+  const card = await page.$$eval('.card', (els) => els.map((e) => e.className + ' ' + e.textContent));
+  assert.equal(card.length, 1);
+  assert.match(card[0], /calculator/);
+  assert.match(card[0], /\bdone\b/);
+  const types = await page.$$eval('#events li', (els) => els.map((e) => e.dataset.type));
+  assert.equal(types.filter((t) => t === 'agent_start').length, 1);
+  assert.equal(types.at(-1), 'agent_end');
+  assert.equal(await page.evaluate(() => window.demo.agent.state.messages.filter((m) => m.role !== 'system').length), 0, 'the page ran no agent of its own');
+
+  // The same tab reloaded: the session's events replay, each once.
+  await page.reload();
+  await page.waitForFunction(() => window.demo?.worker);
+  await page.click('#settings-toggle');
+  await page.selectOption('#preset', 'worker');
+  await page.waitForFunction((n) => document.querySelectorAll('#events li').length >= n, types.length, { timeout: 20000 });
+  await page.waitForTimeout(300);
+  const again = await page.$$eval('#events li', (els) => els.map((e) => e.dataset.type));
+  assert.deepEqual(again, types);
+  assert.equal(await page.$$eval('.msg.user', (els) => els.length), 1);
+  assert.match(await page.$$eval('.msg.assistant .body', (els) => els.at(-1).textContent), /391/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
