@@ -38,7 +38,7 @@ test('examples/worker bundles with wrangler and answers over the sessions API of
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: '2026-04-26',
     durableObjects: { SESSIONS: 'Session' },
-    bindings: { LLM_BASE_URL: '', LLM_MODEL: 'gpt-4o-mini', SESSION_TOKEN: '' },
+    bindings: { LLM_BASE_URL: '', LLM_MODEL: 'gpt-4o-mini', SESSION_TOKEN: '', CORS_ORIGIN: 'https://app.example' },
   });
   const res = await mf.dispatchFetch('http://localhost/sessions/demo/prompt', { method: 'POST', body: JSON.stringify({ text: 'What is 17*23?' }) });
   assert.equal(res.status, 202);
@@ -51,4 +51,11 @@ test('examples/worker bundles with wrangler and answers over the sessions API of
   assert.deepEqual(state.messages.map((m) => m.role), ['system', 'user', 'assistant', 'toolResult', 'assistant']);
   assert.equal(state.messages[3].content[0].text, '391');
   assert.match(state.messages.at(-1).content.map((b) => b.text ?? '').join(''), /391/);
+  // CORS for the page's origin: the preflight, and the header on answers.
+  const pre = await mf.dispatchFetch('http://localhost/sessions/demo/steer', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-headers': 'content-type' } });
+  assert.equal(pre.status, 204);
+  assert.equal(pre.headers.get('access-control-allow-origin'), 'https://app.example');
+  assert.match(pre.headers.get('access-control-allow-methods'), /POST/);
+  const got = await mf.dispatchFetch('http://localhost/sessions/demo', { headers: { origin: 'https://app.example' } });
+  assert.equal(got.headers.get('access-control-allow-origin'), 'https://app.example');
 });

@@ -472,3 +472,19 @@ test('restarted twice while a safe tool runs, and aborted just before a restart:
   assert.equal(result.content[0].text, 'Operation aborted');
   assert.equal(t.messages.at(-1).stopReason, 'aborted', 'the resumed run ended in the abort');
 });
+
+test('a client that disconnects mid-run does not stop the session', async () => {
+  gate.hold(true);
+  const before = gate.calls.length;
+  await post('/sessions/iota/prompt', { text: 'weather while I leave' });
+  const some = await events('iota', { until: (e) => e.type === 'tool_execution_start' }); // then the client goes away
+  assert.equal(some.at(-1).type, 'tool_execution_start');
+  await waitFor(() => gate.calls.length > before, 'the tool to run');
+  gate.release();
+  gate.hold(false);
+  const s = await waitFor(async () => {
+    const st = await state('iota');
+    return !st.running && st.messages.at(-1)?.stopReason === 'stop' ? st : undefined;
+  }, 'the run to finish without any client');
+  assert.equal(s.messages.at(-1).content[0].text, 'Done: Oslo: 18 C');
+});

@@ -95,6 +95,27 @@ test('demo: the Worker backend runs a session over HTTP; live events, and a relo
   assert.deepEqual(again, types);
   assert.equal(await page.$$eval('.msg.user', (els) => els.length), 1);
   assert.match(await page.$$eval('.msg.assistant .body', (els) => els.at(-1).textContent), /391/);
+
+  // Steering while the Worker's slow tool runs, then Abort, both over HTTP.
+  const runs = async () => page.$$eval('#events li', (els) => els.filter((e) => e.dataset.type === 'agent_end').length);
+  const ended = await runs();
+  await page.fill('#input', 'run a slow long task');
+  await page.press('#input', 'Enter');
+  await page.waitForFunction(() => document.querySelector('.card.running, .card:not(.done):not(.failed)'), null, { timeout: 20000 });
+  await page.fill('#input', 'Also mention the weather.');
+  await page.press('#input', 'Enter');
+  await page.waitForFunction((n) => [...document.querySelectorAll('#events li')].filter((e) => e.dataset.type === 'agent_end').length > n, ended, { timeout: 30000 });
+  const users = await page.$$eval('.msg.user', (els) => els.map((e) => e.textContent));
+  assert.ok(users.some((t) => t.includes('Also mention the weather.')), 'the steering message was delivered');
+  assert.equal(await page.$$eval('#queue li', (els) => els.length), 0, 'nothing left queued');
+
+  await page.fill('#input', 'another slow long task');
+  await page.press('#input', 'Enter');
+  await page.waitForFunction(() => window.demo.worker.running, null, { timeout: 20000 });
+  await page.waitForTimeout(400);
+  await page.click('#abort');
+  await page.waitForFunction(() => !window.demo.worker.running, null, { timeout: 20000 });
+  assert.ok(await page.$$eval('.error.aborted', (els) => els.length) >= 1, 'the aborted answer is shown');
   assert.deepEqual(problems, []);
   await context.close();
 });
