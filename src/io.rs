@@ -305,6 +305,14 @@ pub struct BeforeToolCallResult {
     pub terminate: bool,
 }
 
+/// What `onInterruptedToolCall` decided for a call cut off while its tool ran (a run resumed
+/// from a checkpoint): run it again, or this result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Interrupted {
+    Rerun,
+    Result(Value),
+}
+
 /// L-107: what `afterToolCall` receives.
 pub struct AfterToolCallContext<'a> {
     pub assistant_message: &'a AgentMessage,
@@ -380,6 +388,14 @@ pub trait Hooks {
         &'a self,
         call: AfterToolCallContext<'a>,
     ) -> Option<HostFuture<'a, Option<AfterToolCallResult>>> {
+        None
+    }
+    /// Not in pi: for a call cut off while its tool ran, before a resumed run decides by the
+    /// tool's `replay`. `Ok(None)` leaves it to that rule.
+    fn interrupted_tool_call<'a>(
+        &'a self,
+        call: ToolCallContext<'a>,
+    ) -> Option<HostFuture<'a, Option<Interrupted>>> {
         None
     }
     /// L-40/L-43/L-51 poll points.

@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::event::AgentEvent;
 use crate::io::{
     AbortSignal, AfterToolCallContext, Clock, Context, ExecutionMode, Hooks, Host, HostFuture,
-    HostResult, Tool, ToolCallContext, ToolExecution, UpdateFn, UpdateSink,
+    HostResult, Interrupted, Tool, ToolCallContext, ToolExecution, UpdateFn, UpdateSink,
 };
 use crate::message::{error_tool_result, num, present, str_field, AgentMessage, Object};
 
@@ -523,9 +523,39 @@ impl Prior {
     }
 }
 
-/// The outcome of an interrupted call whose tool may not run again.
-fn interrupted(context: &Context, call: &Rc<Value>) -> Option<ToolCallOutcome> {
+/// For a call cut off while its tool ran: `None` to run it again, else its outcome. The
+/// host's `onInterruptedToolCall` decides first (its throw is the call's error result); by
+/// default a tool with `replay: "safe"` runs again and any other gets the interrupted error.
+async fn interrupted(
+    env: &ToolEnv<'_>,
+    context: &Context,
+    assistant: &AgentMessage,
+    call: &Rc<Value>,
+) -> Option<ToolCallOutcome> {
     let name = str_field(call, "name");
+    let args = Rc::new(call.get("arguments").cloned().unwrap_or(Value::Null));
+    let ctx = ToolCallContext {
+        assistant_message: assistant,
+        tool_call: call,
+        args: &args,
+        context,
+    };
+    if let Some(hook) = env.hooks.interrupted_tool_call(ctx) {
+        match hook.await {
+            Ok(Some(Interrupted::Rerun)) => return None,
+            Ok(Some(Interrupted::Result(result))) => {
+                let is_error = result.get("isError") == Some(&Value::Bool(true));
+                return Some(ToolCallOutcome {
+                    tool_call: call.clone(),
+                    result: Rc::new(result),
+                    is_error,
+                    duration_ms: None,
+                });
+            }
+            Ok(None) => {}
+            Err(thrown) => return Some(immediate(call, error_tool_result(&thrown.message))),
+        }
+    }
     let rerun = context.find_tool(name).is_some_and(|t| t.replay_safe());
     (!rerun).then(|| immediate(call, error_tool_result(&interrupted_call_text(name))))
 }
@@ -569,7 +599,9 @@ pub async fn execute_tool_calls<'a>(
                         host.emit(start_event(call)).await?;
                     }
                     let stopped = match was {
-                        Was::Interrupted if !truncated => interrupted(context, call),
+                        Was::Interrupted if !truncated => {
+                            interrupted(&env, context, assistant, call).await
+                        }
                         _ => None,
                     };
                     let outcome = match stopped {
@@ -625,10 +657,10 @@ pub async fn execute_tool_calls<'a>(
         };
         if matches!(was, Was::Fresh) {
             host.emit(start_event(call)).await?;
-        } else if let Some(outcome) = matches!(was, Was::Interrupted)
-            .then(|| interrupted(context, call))
-            .flatten()
-        {
+        } else if let Some(outcome) = match was {
+            Was::Interrupted => interrupted(&env, context, assistant, call).await,
+            _ => None,
+        } {
             emit_end(host, &outcome).await?;
             slots.push(futures::future::ready(Ok(outcome)).boxed_local());
             continue;

@@ -157,7 +157,7 @@ function createState(initial) {
 
 const FORWARDED = ['sessionId', 'onPayload', 'onResponse', 'onProviderStreamEvent', 'transport', 'thinkingBudgets',
   'maxRetryDelayMs', 'identity', 'toolExecution', 'beforeToolCall', 'afterToolCall', 'finishTurn', 'prepareRequest',
-  'convertToLlm', 'transformContext', 'getApiKey'];
+  'convertToLlm', 'transformContext', 'getApiKey', 'onInterruptedToolCall'];
 
 export class Agent {
   #state;
@@ -205,6 +205,7 @@ export class Agent {
     this.toolExecution = o.toolExecution ?? 'parallel';
     this.identity = o.identity;
     this.onCheckpoint = o.onCheckpoint;
+    this.onInterruptedToolCall = o.onInterruptedToolCall;
   }
 
   /** L-139: adds a listener `(event, signal)`; returns its unsubscribe function. */

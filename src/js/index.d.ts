@@ -302,7 +302,14 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
    * Awaited when it returns a Promise; a throw rejects the run. Store it (it is JSON) to
    * finish the run later with {@link runAgentLoopResume}.
    */
-  onCheckpoint?: (checkpoint: LoopCheckpoint) => void | Promise<void>;
+  onCheckpoint?: (checkpoint: LoopCheckpoint, event?: AgentEvent) => void | Promise<void>;
+  /**
+   * Not in pi. In a run resumed from a checkpoint, for each call that was cut off while its
+   * tool ran: `"rerun"` runs it again, a result object becomes its result, and `undefined`
+   * leaves it to the tool's `replay` (`"safe"` runs again; otherwise an error result saying
+   * it was interrupted). A throw becomes the call's error result.
+   */
+  onInterruptedToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<"rerun" | AgentToolResult<any> | undefined>;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -617,6 +624,14 @@ export interface AgentOptions {
    * `resume()`.
    */
   restore?: AgentSnapshot;
+  /**
+   * Not in pi: awaited with `agent.snapshot()` after the listeners of every event but
+   * streamed updates (with the event), and right before each tool's `execute` (without):
+   * save there to survive a restart.
+   */
+  onCheckpoint?: (snapshot: AgentSnapshot, event?: AgentEvent) => void | Promise<void>;
+  /** Not in pi: see {@link AgentLoopConfig.onInterruptedToolCall}. */
+  onInterruptedToolCall?: AgentLoopConfig["onInterruptedToolCall"];
 }
 
 /**
@@ -644,6 +659,10 @@ export declare class Agent {
   maxRetryDelayMs?: number;
   toolExecution: ToolExecutionMode;
   identity?: ClientIdentity;
+  /** Not in pi. */
+  onCheckpoint?: AgentOptions["onCheckpoint"];
+  /** Not in pi. */
+  onInterruptedToolCall?: AgentOptions["onInterruptedToolCall"];
   constructor(options?: AgentOptions);
   /** Listeners run in subscription order and are awaited: a barrier for the loop. */
   subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void;

@@ -384,6 +384,32 @@ impl Hooks for JsHooks {
         }))
     }
 
+    fn interrupted_tool_call<'a>(
+        &'a self,
+        call: ToolCallContext<'a>,
+    ) -> Option<HostFuture<'a, Option<crate::io::Interrupted>>> {
+        if !self.has("onInterruptedToolCall") {
+            return None;
+        }
+        let o = self.tool_call_js(
+            call.assistant_message,
+            call.tool_call,
+            call.args,
+            call.context,
+        );
+        let f = self.hook("onInterruptedToolCall", vec![o.into(), self.signal.clone()])?;
+        Some(Box::pin(async move {
+            let v = f.await?;
+            if v.as_string().as_deref() == Some("rerun") {
+                return Ok(Some(crate::io::Interrupted::Rerun));
+            }
+            let json = json_of(&v, "onInterruptedToolCall's result")?;
+            Ok(json
+                .is_object()
+                .then_some(crate::io::Interrupted::Result(json)))
+        }))
+    }
+
     fn after_tool_call<'a>(
         &'a self,
         call: AfterToolCallContext<'a>,

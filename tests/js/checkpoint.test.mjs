@@ -422,3 +422,40 @@ test('a snapshot taken after abort() and before the run ended resumes into the a
   const results = b.state.messages.filter((m) => m.role === 'toolResult');
   assert.deepEqual(results.slice(0, 2).map((m) => [m.toolCallId, m.content[0].text]), [['c1', 'Operation aborted'], ['c2', 'Operation aborted']]);
 });
+
+test('onInterruptedToolCall decides for a call cut off while it ran: run it again, or give its result', async () => {
+  const { snapshot, runs } = await restoredMidWrite();
+  const seen = [];
+  const decide = (answer) => new Agent({
+    initialState: { tools: tools(runs), model },
+    streamFn,
+    restore: snapshot,
+    onInterruptedToolCall: (ctx) => {
+      seen.push([ctx.toolCall.id, ctx.toolCall.name, ctx.args]);
+      return answer;
+    },
+  });
+  const w1 = (a) => a.state.messages.find((m) => m.toolCallId === 'w1');
+
+  const rerun = decide('rerun');
+  await rerun.resume();
+  assert.deepEqual(seen, [['w1', 'write', { t: 'a' }]], 'asked once, with the call');
+  assert.equal(w1(rerun).content[0].text, 'wrote a');
+  assert.equal(runs.filter((r) => r === 'w1').length, 1, 'run again on request');
+
+  const given = decide({ content: [{ type: 'text', text: 'checked by hand: written' }], details: { checked: true } });
+  await given.resume();
+  assert.equal(w1(given).content[0].text, 'checked by hand: written');
+  assert.deepEqual(w1(given).details, { checked: true });
+  assert.equal(w1(given).isError, false);
+
+  const dflt = decide(undefined);
+  await dflt.resume();
+  assert.match(w1(dflt).content[0].text, /interrupted before completion/);
+
+  const thrown = new Agent({ initialState: { tools: tools(runs), model }, streamFn, restore: snapshot, onInterruptedToolCall: () => { throw new Error('cannot tell'); } });
+  await thrown.resume();
+  assert.equal(w1(thrown).isError, true);
+  assert.equal(w1(thrown).content[0].text, 'cannot tell');
+  assert.equal(runs.filter((r) => r === 'w1').length, 1, 'only the rerun ran it');
+});

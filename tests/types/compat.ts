@@ -112,11 +112,12 @@ ok<Equals<Omit<W.ProxyStreamOptions, 'fetch' | 'timeoutMs'>, Omit<Pi.ProxyStream
 // Agent's `streamFn` may be left out (the built-in stream is the default).
 ok<Same<W.AgentLoopConfig, Pi.AgentLoopConfig> extends true ? false : true>();
 ok<Assignable<Pi.AgentLoopConfig, W.AgentLoopConfig>>();
-// Checkpoints (not in pi) add `onCheckpoint` to the config, `restore` to the options and
-// `snapshot`, `resume` and `discardedUsage` to the Agent; nothing else differs.
-ok<Equals<Exclude<keyof W.AgentLoopConfig, 'onCheckpoint'>, keyof Pi.AgentLoopConfig>>();
+// Checkpoints (not in pi) add `onCheckpoint` and `onInterruptedToolCall` to the config and
+// the options, `restore` to the options, and `snapshot`, `resume`, `discardedUsage` and the
+// two hooks to the Agent; nothing else differs.
+ok<Equals<Exclude<keyof W.AgentLoopConfig, 'onCheckpoint' | 'onInterruptedToolCall'>, keyof Pi.AgentLoopConfig>>();
 ok<Assignable<Pi.AgentOptions, W.AgentOptions>>();
-ok<Equals<Exclude<keyof W.AgentOptions, 'restore'>, keyof Pi.AgentOptions>>();
+ok<Equals<Exclude<keyof W.AgentOptions, 'restore' | 'onCheckpoint' | 'onInterruptedToolCall'>, keyof Pi.AgentOptions>>();
 ok<Assignable<Pi.ToolCallHooks, W.ToolCallHooks>>();
 ok<Assignable<Pi.RunToolCallOptions, W.RunToolCallOptions>>();
 ok<Equals<keyof W.RunToolCallOptions, keyof Pi.RunToolCallOptions>>();
@@ -130,7 +131,7 @@ ok<Assignable<W.StreamFn, Pi.StreamFn> extends true ? false : true>(); // ours m
 // The Agent: pi's class has private members, so neither class is assignable to the other;
 // what matters is that every public member is there with pi's type.
 type PublicKeys<T> = { [K in keyof T]: K }[keyof T];
-ok<Equals<Exclude<PublicKeys<W.Agent>, 'snapshot' | 'resume' | 'discardedUsage'>, PublicKeys<Pi.Agent>>>();
+ok<Equals<Exclude<PublicKeys<W.Agent>, 'snapshot' | 'resume' | 'discardedUsage' | 'onCheckpoint' | 'onInterruptedToolCall'>, PublicKeys<Pi.Agent>>>();
 ok<Equals<Parameters<W.Agent['subscribe']>, Parameters<Pi.Agent['subscribe']>>>();
 ok<Equals<W.Agent['state'], Pi.Agent['state']>>();
 
