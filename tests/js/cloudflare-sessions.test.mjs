@@ -488,3 +488,18 @@ test('a client that disconnects mid-run does not stop the session', async () => 
   }, 'the run to finish without any client');
   assert.equal(s.messages.at(-1).content[0].text, 'Done: Oslo: 18 C');
 });
+
+test('a large transcript is stored in parts under the value limit and survives a restart byte for byte', async () => {
+  const big = `big ${'x'.repeat(200 * 1024)} end`;
+  await post('/sessions/kappa/prompt', { text: big });
+  await events('kappa');
+  const before = await state('kappa');
+  assert.equal(before.messages[1].content[0].text, big);
+  assert.equal(before.messages.at(-1).content[0].text, `Echo: ${big}`);
+  await mf.dispose();
+  mf = start();
+  const after = await state('kappa');
+  assert.deepEqual(after.messages, before.messages);
+  const replay = await events('kappa');
+  assert.equal(replay.filter((e) => e.type === 'message_end').at(-1).data.message.content[0].text, `Echo: ${big}`);
+});
