@@ -174,7 +174,13 @@ export class AgentSession {
       // (A session that does not exist yet writes nothing: probing ids stores no data.)
       this.epoch = meta === undefined ? ids.epoch : ids.epoch + 1;
       this.updates = this.epoch * UPDATE_EPOCH;
-      if (meta !== undefined) await this.storage.put('ids', { lastEventId: this.lastEventId, epoch: this.epoch });
+      if (meta !== undefined) {
+        await this.storage.put('ids', { lastEventId: this.lastEventId, epoch: this.epoch });
+        // A write too large for one batch that a restart cut short leaves parts beyond what
+        // `meta` counts: they are not part of the session.
+        await this.#drop('e:', `e:${pad(this.lastEventId + 1)}`);
+        await this.#drop('m:', `m:${pad(meta.messageCount)}`);
+      }
       this.options = options;
       if (meta === undefined) {
         this.agent = new Agent(options);
@@ -231,6 +237,12 @@ export class AgentSession {
     });
   }
 
+  /** Deletes the keys under `prefix` from `start` on (delete() takes at most 128 at a time). */
+  async #drop(prefix, start) {
+    const keys = [...(await this.storage.list({ prefix, start })).keys()];
+    for (let i = 0; i < keys.length; i += 128) await this.storage.delete(keys.slice(i, i + 128));
+  }
+
   /** Runs storage writes one at a time (parallel tools end, and checkpoint, concurrently). */
   #serial(work) {
     const next = this.chain.then(work, work);
@@ -250,10 +262,7 @@ export class AgentSession {
     let same = 0;
     while (same < messages.length && same < this.stored.length && messages[same] === this.stored[same]) same++;
     const entries = { ...extra };
-    if (same < this.stored.length) {
-      const stale = await this.storage.list({ prefix: 'm:', start: `m:${pad(same)}` });
-      await this.storage.delete([...stale.keys()]);
-    }
+    if (same < this.stored.length) await this.#drop('m:', `m:${pad(same)}`);
     for (let i = same; i < messages.length; i++) Object.assign(entries, parts(`m:${pad(i)}`, JSON.stringify(messages[i])));
     entries.meta = { snapshot: rest, messageCount: messages.length, lastEventId };
     entries.ids = { lastEventId, epoch: this.epoch };
