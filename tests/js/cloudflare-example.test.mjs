@@ -4,42 +4,20 @@
 // over the Worker's own `fetch`, so a session uses a tool and answers with no key.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Miniflare } from 'miniflare';
-import { repoRoot } from './helpers.mjs';
+import { rmSync } from 'node:fs';
+import { bundleExample, runExample } from './shared/example-worker.mjs';
 
-const example = join(repoRoot, 'examples/worker');
-const out = mkdtempSync(join(tmpdir(), 'pi-example-'));
+let out;
 let mf;
 
 after(async () => {
   await mf?.dispose();
-  rmSync(out, { recursive: true, force: true });
+  if (out) rmSync(out, { recursive: true, force: true });
 });
 
 test('examples/worker bundles with wrangler and answers over the sessions API offline (demo model)', async () => {
-  const link = join(example, 'node_modules/pi-agent-wasm');
-  if (!existsSync(link)) {
-    mkdirSync(join(example, 'node_modules'), { recursive: true });
-    symlinkSync('../../..', link);
-  }
-  execFileSync(join(repoRoot, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', out], {
-    cwd: example,
-    stdio: 'pipe',
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_COLOR: '1' },
-  });
-  mf = new Miniflare({
-    scriptPath: join(out, 'index.js'),
-    modules: true,
-    modulesRoot: out,
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
-    compatibilityDate: '2026-04-26',
-    durableObjects: { SESSIONS: 'Session' },
-    bindings: { LLM_BASE_URL: '', LLM_MODEL: 'gpt-4o-mini', SESSION_TOKEN: '', CORS_ORIGIN: 'https://app.example' },
-  });
+  out = bundleExample();
+  mf = runExample(out, { CORS_ORIGIN: 'https://app.example' });
   const res = await mf.dispatchFetch('http://localhost/sessions/demo/prompt', { method: 'POST', body: JSON.stringify({ text: 'What is 17*23?' }) });
   assert.equal(res.status, 202);
   const deadline = Date.now() + 20000;

@@ -4,40 +4,21 @@
 // events. After a reload the page shows the conversation again, each message once.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Miniflare } from 'miniflare';
 import { launchChromium, repoRoot } from './helpers.mjs';
+import { bundleExample, runExample } from './shared/example-worker.mjs';
 
-const example = join(repoRoot, 'examples/worker');
-const out = mkdtempSync(join(tmpdir(), 'pi-demo-worker-'));
+let out;
 let mf;
 let server;
 let url;
 let browser;
 
 before(async () => {
-  const link = join(example, 'node_modules/pi-agent-wasm');
-  if (!existsSync(link)) {
-    mkdirSync(join(example, 'node_modules'), { recursive: true });
-    symlinkSync('../../..', link);
-  }
-  execFileSync(join(repoRoot, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', out], {
-    cwd: example,
-    stdio: 'pipe',
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_COLOR: '1' },
-  });
-  mf = new Miniflare({
-    scriptPath: join(out, 'index.js'),
-    modules: true,
-    modulesRoot: out,
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
-    compatibilityDate: '2026-04-26',
-    durableObjects: { SESSIONS: 'Session' },
-    bindings: { LLM_BASE_URL: '', LLM_MODEL: 'x', SESSION_TOKEN: '', CORS_ORIGIN: '' },
-  });
+  out = bundleExample();
+  mf = runExample(out);
   const workerUrl = String(await mf.ready);
   server = spawn(process.execPath, [join(repoRoot, 'www/server.mjs'), '--port', '0', '--worker', workerUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
   url = await new Promise((resolve, reject) => {
@@ -56,7 +37,7 @@ after(async () => {
   await browser?.close();
   server?.kill();
   await mf?.dispose();
-  rmSync(out, { recursive: true, force: true });
+  if (out) rmSync(out, { recursive: true, force: true });
 });
 
 test('demo: the Worker backend runs a session over HTTP; live events, and a reload shows it once', async () => {
