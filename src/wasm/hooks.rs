@@ -168,20 +168,28 @@ impl JsHooks {
         o.into()
     }
 
-    /// `{ assistantMessage, toolCall, args, context }` of the tool hooks (L-99, L-107).
-    fn tool_call_js(
-        &self,
-        assistant: &AgentMessage,
-        call: &Rc<Value>,
-        args: &Rc<Value>,
-        context: &Context,
-    ) -> Object {
+    /// Calls the tool hook `name` (when configured) with `{ assistantMessage, toolCall, args,
+    /// context }` (L-99, L-107), to which `extra` adds its own fields, and the signal.
+    fn tool_hook<'a>(
+        &'a self,
+        name: &'static str,
+        call: &ToolCallContext,
+        extra: &dyn Fn(&Object),
+    ) -> Option<HostFuture<'a, JsValue>> {
+        if !self.has(name) {
+            return None;
+        }
         let o = Object::new();
-        set(&o, "assistantMessage", &self.table.to_js(assistant));
-        set(&o, "toolCall", &self.table.to_js(call));
-        set(&o, "args", &self.table.to_js(args));
-        set(&o, "context", &self.context_js(context));
-        o
+        set(
+            &o,
+            "assistantMessage",
+            &self.table.to_js(call.assistant_message),
+        );
+        set(&o, "toolCall", &self.table.to_js(call.tool_call));
+        set(&o, "args", &self.table.to_js(call.args));
+        set(&o, "context", &self.context_js(call.context));
+        extra(&o);
+        self.hook(name, vec![o.into(), self.signal.clone()])
     }
 
     fn turn_js(&self, t: &TurnContext) -> JsValue {
@@ -367,16 +375,7 @@ impl Hooks for JsHooks {
         &'a self,
         call: ToolCallContext<'a>,
     ) -> Option<HostFuture<'a, Option<BeforeToolCallResult>>> {
-        if !self.has("beforeToolCall") {
-            return None;
-        }
-        let o = self.tool_call_js(
-            call.assistant_message,
-            call.tool_call,
-            call.args,
-            call.context,
-        );
-        let f = self.hook("beforeToolCall", vec![o.into(), self.signal.clone()])?;
+        let f = self.tool_hook("beforeToolCall", &call, &|_| {})?;
         Some(Box::pin(async move {
             let v = f.await?;
             let json = json_of(&v, "beforeToolCall's result")?;
@@ -388,16 +387,7 @@ impl Hooks for JsHooks {
         &'a self,
         call: ToolCallContext<'a>,
     ) -> Option<HostFuture<'a, Option<crate::io::Interrupted>>> {
-        if !self.has("onInterruptedToolCall") {
-            return None;
-        }
-        let o = self.tool_call_js(
-            call.assistant_message,
-            call.tool_call,
-            call.args,
-            call.context,
-        );
-        let f = self.hook("onInterruptedToolCall", vec![o.into(), self.signal.clone()])?;
+        let f = self.tool_hook("onInterruptedToolCall", &call, &|_| {})?;
         Some(Box::pin(async move {
             let v = f.await?;
             if v.as_string().as_deref() == Some("rerun") {
@@ -414,18 +404,16 @@ impl Hooks for JsHooks {
         &'a self,
         call: AfterToolCallContext<'a>,
     ) -> Option<HostFuture<'a, Option<AfterToolCallResult>>> {
-        if !self.has("afterToolCall") {
-            return None;
-        }
-        let o = self.tool_call_js(
-            call.assistant_message,
-            call.tool_call,
-            call.args,
-            call.context,
-        );
-        set(&o, "result", &self.table.to_js(call.result));
-        set(&o, "isError", &JsValue::from_bool(call.is_error));
-        let f = self.hook("afterToolCall", vec![o.into(), self.signal.clone()])?;
+        let call_context = ToolCallContext {
+            assistant_message: call.assistant_message,
+            tool_call: call.tool_call,
+            args: call.args,
+            context: call.context,
+        };
+        let f = self.tool_hook("afterToolCall", &call_context, &|o| {
+            set(o, "result", &self.table.to_js(call.result));
+            set(o, "isError", &JsValue::from_bool(call.is_error));
+        })?;
         Some(Box::pin(async move {
             let v = f.await?;
             let json = json_of(&v, "afterToolCall's result")?;
