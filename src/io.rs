@@ -311,6 +311,8 @@ pub struct BeforeToolCallResult {
 pub enum Interrupted {
     Rerun,
     Result(Value),
+    /// Anything else (described): the call gets an error result that says so.
+    Invalid(String),
 }
 
 /// L-107: what `afterToolCall` receives.

@@ -28,6 +28,7 @@ const PRESETS = {
     hint: 'Any OpenAI-compatible server; the server must allow this page\'s origin (CORS).' },
 };
 const KEY_STORE = 'pi-agent-wasm-demo-key';
+const BACKEND_STORE = 'pi-agent-wasm-demo-backend';
 let apiKey = sessionStorage.getItem(KEY_STORE) ?? '';
 
 function settings() {
@@ -45,6 +46,9 @@ function settings() {
 function applyPreset(name) {
   const p = PRESETS[name];
   worker.on = name === 'worker';
+  // The Worker backend is remembered for the tab: a reload shows its session again.
+  if (worker.on) sessionStorage.setItem(BACKEND_STORE, 'worker');
+  else sessionStorage.removeItem(BACKEND_STORE);
   $('base-url').value = p.baseUrl;
   $('model-id').value = p.model;
   $('preset-hint').textContent = p.hint;
@@ -60,7 +64,10 @@ function updateModelLabel() {
 
 function initSettings() {
   for (const [name, p] of Object.entries(PRESETS)) $('preset').append(new Option(p.label, name));
-  applyPreset('demo');
+  const remembered = sessionStorage.getItem(BACKEND_STORE) === 'worker' ? 'worker' : 'demo';
+  $('preset').value = remembered;
+  applyPreset(remembered);
+  if (remembered === 'worker') resumeWorker();
   $('api-key').value = apiKey;
   $('remember').checked = sessionStorage.getItem(KEY_STORE) !== null;
   $('preset').addEventListener('change', (e) => {
@@ -244,7 +251,8 @@ function onEvent(event) {
     case 'tool_execution_end': {
       const card = cards.get(event.toolCallId);
       if (!card) break;
-      const ms = Math.round(performance.now() - card.started);
+      // A replayed session's events arrive at once: the duration the loop measured is shown.
+      const ms = event.durationMs ?? Math.round(performance.now() - card.started);
       card.root.classList.remove('running');
       card.root.classList.add(event.isError ? 'failed' : 'done');
       card.status.textContent = `${event.isError ? 'error' : 'done'} · ${ms} ms`;
@@ -388,6 +396,7 @@ function followWorker() {
 /** Switched to the Worker backend: a session this tab started before is shown again. */
 async function resumeWorker() {
   worker.on = true;
+  if (sessionStorage.getItem(SESSION_STORE) === null) return; // none yet
   try {
     const res = await fetch(sessionUrl());
     if (res.ok) followWorker();

@@ -533,6 +533,10 @@ async fn interrupted(
     call: &Rc<Value>,
 ) -> Option<ToolCallOutcome> {
     let name = str_field(call, "name");
+    // As L-95: once the run is aborted, no hook is called.
+    if env.aborted() {
+        return Some(immediate(call, error_tool_result(ABORTED)));
+    }
     let args = Rc::new(call.get("arguments").cloned().unwrap_or(Value::Null));
     let ctx = ToolCallContext {
         assistant_message: assistant,
@@ -543,6 +547,10 @@ async fn interrupted(
     if let Some(hook) = env.hooks.interrupted_tool_call(ctx) {
         match hook.await {
             Ok(Some(Interrupted::Rerun)) => return None,
+            Ok(Some(Interrupted::Invalid(what))) => {
+                let text = format!("onInterruptedToolCall returned {what}: expected \"rerun\", a tool result object or undefined");
+                return Some(immediate(call, error_tool_result(&text)));
+            }
             Ok(Some(Interrupted::Result(result))) => {
                 let is_error = result.get("isError") == Some(&Value::Bool(true));
                 return Some(ToolCallOutcome {

@@ -512,6 +512,7 @@ export class Agent {
 
   /** L-157: the synthetic failure message and the events that close the run. */
   async #fail(error, aborted) {
+    if (this.#run) this.#run.failing = true;
     const model = this.#state.model;
     const failure = {
       role: 'assistant',
@@ -565,7 +566,18 @@ export class Agent {
     const signal = this.#run?.controller.signal;
     if (!signal) throw new Error('Agent listener invoked outside active run');
     for (const listener of this.#listeners) await listener(event, signal);
-    if (this.onCheckpoint && !UNTRACKED.has(event.type)) await this.#checkpoint(event);
+    if (!this.onCheckpoint || UNTRACKED.has(event.type)) return;
+    if (!this.#run.failing) {
+      await this.#checkpoint(event);
+      return;
+    }
+    // The run failed already (perhaps its checkpoint threw: storage down): its failure
+    // message and agent_end are delivered whatever a checkpoint does now.
+    try {
+      await this.#checkpoint(event);
+    } catch {
+      // reported by the failure itself
+    }
   }
 }
 

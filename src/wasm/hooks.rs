@@ -390,13 +390,35 @@ impl Hooks for JsHooks {
         let f = self.tool_hook("onInterruptedToolCall", &call, &|_| {})?;
         Some(Box::pin(async move {
             let v = f.await?;
-            if v.as_string().as_deref() == Some("rerun") {
-                return Ok(Some(crate::io::Interrupted::Rerun));
+            use crate::io::Interrupted;
+            if v.is_undefined() || v.is_null() {
+                return Ok(None);
+            }
+            if v.is_function() || v.is_symbol() {
+                return Ok(Some(Interrupted::Invalid(if v.is_function() {
+                    "a function".into()
+                } else {
+                    "a symbol".into()
+                })));
+            }
+            if let Some(s) = v.as_string() {
+                return Ok(Some(if s == "rerun" {
+                    Interrupted::Rerun
+                } else {
+                    Interrupted::Invalid(format!("the string {s:?}"))
+                }));
             }
             let json = json_of(&v, "onInterruptedToolCall's result")?;
-            Ok(json
-                .is_object()
-                .then_some(crate::io::Interrupted::Result(json)))
+            Ok(Some(match &json {
+                Value::Object(o) if o.get("content").is_none_or(Value::is_array) => {
+                    Interrupted::Result(json)
+                }
+                Value::Object(_) => {
+                    Interrupted::Invalid("a result whose content is not an array".into())
+                }
+                Value::Array(_) => Interrupted::Invalid("an array".into()),
+                other => Interrupted::Invalid(format!("{other}")),
+            }))
         }))
     }
 

@@ -459,3 +459,33 @@ test('onInterruptedToolCall decides for a call cut off while it ran: run it agai
   assert.equal(w1(thrown).content[0].text, 'cannot tell');
   assert.equal(runs.filter((r) => r === 'w1').length, 1, 'only the rerun ran it');
 });
+
+test('an onCheckpoint that always throws (storage down) still ends the run with its failure message', async () => {
+  const events = [];
+  const a = new Agent({ initialState: { tools: tools([]), model }, streamFn, onCheckpoint: () => { throw new Error('db down'); } });
+  a.subscribe((e) => events.push(e.type));
+  await a.prompt('go'); // resolves, as any failed run
+  assert.equal(a.state.messages.at(-1).errorMessage, 'db down');
+  assert.equal(events.at(-1), 'agent_end');
+  assert.equal(events.filter((t) => t === 'message_start').length, events.filter((t) => t === 'message_end').length);
+  assert.equal(a.state.isStreaming, false);
+});
+
+test('onInterruptedToolCall: a value that is not a decision is a named error result; after an abort it is not called', async () => {
+  const { snapshot, runs } = await restoredMidWrite();
+  for (const [value, named] of [['RERUN', /the string "RERUN"/], [42, /returned 42/], [[1], /an array/], [{ content: 'x' }, /content is not an array/], [() => 1, /a function/]]) {
+    const a = new Agent({ initialState: { tools: tools(runs), model }, streamFn, restore: snapshot, onInterruptedToolCall: () => value });
+    await a.resume();
+    const w1 = a.state.messages.find((m) => m.toolCallId === 'w1');
+    assert.equal(w1.isError, true);
+    assert.match(w1.content[0].text, named);
+    assert.match(w1.content[0].text, /expected "rerun", a tool result object or undefined/);
+  }
+  assert.ok(!runs.includes('w1'));
+  let asked = 0;
+  const aborted = { ...snapshot, position: { ...snapshot.position, aborted: true } };
+  const b = new Agent({ initialState: { tools: tools(runs), model }, streamFn, restore: aborted, onInterruptedToolCall: () => { asked++; return new Promise(() => {}); } });
+  await b.resume();
+  assert.equal(asked, 0, 'no hook once aborted');
+  assert.equal(b.state.messages.find((m) => m.toolCallId === 'w1').content[0].text, 'Operation aborted');
+});

@@ -65,16 +65,17 @@ test('demo: the Worker backend runs a session over HTTP; live events, and a relo
   assert.equal(types.at(-1), 'agent_end');
   assert.equal(await page.evaluate(() => window.demo.agent.state.messages.filter((m) => m.role !== 'system').length), 0, 'the page ran no agent of its own');
 
-  // The same tab reloaded: the session's events replay, each once.
+  // The same tab reloaded: the Worker backend is kept, and the session's events replay, each once.
   await page.reload();
   await page.waitForFunction(() => window.demo?.worker);
-  await page.click('#settings-toggle');
-  await page.selectOption('#preset', 'worker');
+  assert.match(await page.textContent('#model-label'), /Worker backend/);
   await page.waitForFunction((n) => document.querySelectorAll('#events li').length >= n, types.length, { timeout: 20000 });
   await page.waitForTimeout(300);
   const again = await page.$$eval('#events li', (els) => els.map((e) => e.dataset.type));
   assert.deepEqual(again, types);
   assert.equal(await page.$$eval('.msg.user', (els) => els.length), 1);
+  const durations = await page.$$eval('.card', (els) => els.map((e) => e.textContent));
+  assert.ok(durations.every((t) => !/ 0 ms/.test(t) || /calculator/.test(t)), `replayed durations are the loop's: ${durations}`);
   assert.match(await page.$$eval('.msg.assistant .body', (els) => els.at(-1).textContent), /391/);
 
   // Steering while the Worker's slow tool runs, then Abort, both over HTTP.

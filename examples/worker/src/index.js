@@ -41,7 +41,9 @@ export class Session extends AgentSession {
     const real = env.LLM_BASE_URL !== undefined && env.LLM_BASE_URL !== '';
     return {
       initialState: { model: modelOf(env), systemPrompt: 'You are a helpful assistant. Be brief.', tools: demoTools },
-      getApiKey: () => (real ? env.LLM_API_KEY : 'demo'),
+      // The demo model takes any key; this one appears in no answer (keys are hidden from
+      // metadata wherever they occur, so a short one like "demo" would hide parts of names).
+      getApiKey: () => (real ? env.LLM_API_KEY : 'offline-demo-key-0000'),
       streamFn: (model, context, options) => streamSimple(model, context, real ? options : { ...options, fetch: demoFetch }),
     };
   }
