@@ -18,7 +18,7 @@
 //   getter) still ends the run with its failure message and `agent_end` (pi's own failure
 //   handling throws on it, so prompt() rejects and listeners never see the run end).
 
-import { getDefaultStreamFn, startRun, CHECKPOINT_VERSION } from './loop.js';
+import { getDefaultStreamFn, startRun, CHECKPOINT_VERSION, UNTRACKED } from './loop.js';
 import { emptyUsage } from './messages.js';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'toolResult']);
@@ -583,8 +583,6 @@ export class Agent {
 
 const UNREADABLE = 'The run failed with a thrown value that cannot be read';
 
-/** Events after which no checkpoint is taken: streamed updates. */
-const UNTRACKED = new Set(['message_update', 'tool_execution_update']);
 
 /** An `invalid_input` error about a snapshot given to `restore`. */
 function badSnapshot(what) {

@@ -474,7 +474,7 @@ let lastRunId = 0;
 
 /** The events after which no checkpoint is taken: a streamed response's updates and a
  * running tool's (the position does not move for them). */
-const UNTRACKED = new Set(['message_update', 'tool_execution_update']);
+export const UNTRACKED = new Set(['message_update', 'tool_execution_update']);
 
 /**
  * `config.onCheckpoint` of the loop functions: `{ emit, checkpoint }` for the run. After each
