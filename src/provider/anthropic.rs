@@ -16,7 +16,7 @@
 
 use std::rc::Rc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::usage::calculate_cost;
 use super::{repair_json, ToolArgs};
@@ -232,10 +232,13 @@ impl AnthropicDecoder {
                 }
                 return Ok(());
             }
-            Some("text") => ("text", json!({"type": "text", "text": text("text")})),
+            Some("text") => (
+                "text",
+                crate::value!({"type": "text", "text": text("text")}),
+            ),
             Some("thinking") => (
                 "thinking",
-                json!({"type": "thinking", "thinking": text("thinking"), "thinkingSignature": text("signature")}),
+                crate::value!({"type": "thinking", "thinking": text("thinking"), "thinkingSignature": text("signature")}),
             ),
             Some("redacted_thinking") => {
                 let mut b = Map::new();

@@ -15,7 +15,7 @@
 //! models and strict tools.
 //! Pure: JSON in, JSON out.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::compat_flag;
 use super::openai_completions_request::clamp_max_tokens;
@@ -69,7 +69,7 @@ fn normalize_tool_call_id(id: &str) -> String {
 }
 
 fn image(b: &Value) -> Value {
-    json!({"type": "image", "source": {"type": "base64", "media_type": str_field(b, "mimeType"), "data": str_field(b, "data")}})
+    crate::value!({"type": "image", "source": {"type": "base64", "media_type": str_field(b, "mimeType"), "data": str_field(b, "data")}})
 }
 
 /// A tool result's content: its text joined by newlines, or blocks when it has images.
@@ -82,14 +82,17 @@ fn result_content(content: &[Value]) -> Value {
         .iter()
         .map(|b| {
             if str_field(b, "type") == "text" {
-                json!({"type": "text", "text": sanitize(str_field(b, "text"))})
+                crate::value!({"type": "text", "text": sanitize(str_field(b, "text"))})
             } else {
                 image(b)
             }
         })
         .collect();
     if !blocks.iter().any(|b| str_field(b, "type") == "text") {
-        blocks.insert(0, json!({"type": "text", "text": "(see attached image)"}));
+        blocks.insert(
+            0,
+            crate::value!({"type": "text", "text": "(see attached image)"}),
+        );
     }
     Value::Array(blocks)
 }
@@ -114,7 +117,7 @@ fn split_error_images(m: &Value, content: &[Value]) -> Option<(Vec<Value>, Vec<V
         str_field(m, "toolCallId"),
         str_field(m, "toolName")
     );
-    let mut extra = vec![json!({"type": "text", "text": caption})];
+    let mut extra = vec![crate::value!({"type": "text", "text": caption})];
     extra.extend(images.iter().map(image));
     Some((replaced, extra))
 }
@@ -131,7 +134,7 @@ fn assistant_blocks(m: &Value, allow_empty_signature: bool) -> Vec<Value> {
             "text" => {
                 let text = str_field(b, "text");
                 if !text.trim().is_empty() {
-                    blocks.push(json!({"type": "text", "text": sanitize(text)}));
+                    blocks.push(crate::value!({"type": "text", "text": sanitize(text)}));
                 }
             }
             "thinking" => {
@@ -152,11 +155,11 @@ fn assistant_blocks(m: &Value, allow_empty_signature: bool) -> Vec<Value> {
                 }
                 let thinking = sanitize(raw);
                 blocks.push(if signed {
-                    json!({"type": "thinking", "thinking": thinking, "signature": sig})
+                    crate::value!({"type": "thinking", "thinking": thinking, "signature": sig})
                 } else if allow_empty_signature {
-                    json!({"type": "thinking", "thinking": thinking, "signature": ""})
+                    crate::value!({"type": "thinking", "thinking": thinking, "signature": ""})
                 } else {
-                    json!({"type": "text", "text": thinking})
+                    crate::value!({"type": "text", "text": thinking})
                 });
             }
             "toolCall" => {
@@ -164,8 +167,8 @@ fn assistant_blocks(m: &Value, allow_empty_signature: bool) -> Vec<Value> {
                     .get("arguments")
                     .filter(|a| !a.is_null())
                     .cloned()
-                    .unwrap_or_else(|| json!({}));
-                blocks.push(json!({"type": "tool_use", "id": b.get("id").cloned().unwrap_or(Value::Null), "name": b.get("name").cloned().unwrap_or(Value::Null), "input": input}));
+                    .unwrap_or_else(|| crate::value!({}));
+                blocks.push(crate::value!({"type": "tool_use", "id": b.get("id").cloned().unwrap_or(Value::Null), "name": b.get("name").cloned().unwrap_or(Value::Null), "input": input}));
             }
             _ => {}
         }
@@ -183,13 +186,13 @@ fn convert_messages(messages: &[Value], allow_empty_signature: bool) -> Vec<Valu
                 let text = render_system_update(m);
                 if !text.is_empty() {
                     pending_system.push(
-                        json!({"role": "system", "content": [{"type": "text", "text": sanitize(&text)}]}),
+                        crate::value!({"role": "system", "content": [{"type": "text", "text": sanitize(&text)}]}),
                     );
                 }
             }
             "user" => match m.get("content") {
                 Some(Value::String(s)) if !s.trim().is_empty() => {
-                    out.push(json!({"role": "user", "content": sanitize(s)}));
+                    out.push(crate::value!({"role": "user", "content": sanitize(s)}));
                 }
                 Some(Value::Array(items)) => {
                     let blocks: Vec<Value> = items
@@ -199,14 +202,14 @@ fn convert_messages(messages: &[Value], allow_empty_signature: bool) -> Vec<Valu
                                 // pi-ai drops a text that is blank once sanitised.
                                 let text = sanitize(str_field(b, "text"));
                                 (!text.trim().is_empty())
-                                    .then(|| json!({"type": "text", "text": text}))
+                                    .then(|| crate::value!({"type": "text", "text": text}))
                             } else {
                                 Some(image(b))
                             }
                         })
                         .collect();
                     if !blocks.is_empty() {
-                        out.push(json!({"role": "user", "content": blocks}));
+                        out.push(crate::value!({"role": "user", "content": blocks}));
                     }
                 }
                 _ => {}
@@ -215,7 +218,7 @@ fn convert_messages(messages: &[Value], allow_empty_signature: bool) -> Vec<Valu
                 let blocks = assistant_blocks(m, allow_empty_signature);
                 if !blocks.is_empty() {
                     out.append(&mut pending_system);
-                    out.push(json!({"role": "assistant", "content": blocks}));
+                    out.push(crate::value!({"role": "assistant", "content": blocks}));
                 }
             }
             "toolResult" => {
@@ -246,7 +249,7 @@ fn convert_messages(messages: &[Value], allow_empty_signature: bool) -> Vec<Valu
                     i += 1;
                 }
                 results.extend(images);
-                out.push(json!({"role": "user", "content": results}));
+                out.push(crate::value!({"role": "user", "content": results}));
                 continue;
             }
             _ => {}
@@ -285,7 +288,7 @@ fn mark_last_message(messages: &mut [Value], cache_control: &Value) {
             let text = std::mem::take(s);
             last.insert(
                 "content".into(),
-                json!([{"type": "text", "text": text, "cache_control": cache_control}]),
+                crate::value!([{"type": "text", "text": text, "cache_control": cache_control}]),
             );
         }
         _ => {}
@@ -339,9 +342,9 @@ pub fn build_request(
     let retention = options.cache_retention.as_deref().unwrap_or("short");
     let cache_control = (retention != "none").then(|| {
         if retention == "long" && compat_flag(model, "supportsLongCacheRetention", true) {
-            json!({"type": "ephemeral", "ttl": "1h"})
+            crate::value!({"type": "ephemeral", "ttl": "1h"})
         } else {
-            json!({"type": "ephemeral"})
+            crate::value!({"type": "ephemeral"})
         }
     });
     let initial = resolved
@@ -420,7 +423,7 @@ pub fn build_request(
         if let Some(cc) = &cache_control {
             block.insert("cache_control".into(), cc.clone());
         }
-        p.insert("system".into(), json!([Value::Object(block)]));
+        p.insert("system".into(), crate::value!([Value::Object(block)]));
     }
     if let (Some(t), false, true) = (
         options.temperature,
@@ -447,11 +450,14 @@ pub fn build_request(
                     schema
                         .get("properties")
                         .cloned()
-                        .unwrap_or_else(|| json!({})),
+                        .unwrap_or_else(|| crate::value!({})),
                 );
                 input.insert(
                     "required".into(),
-                    schema.get("required").cloned().unwrap_or_else(|| json!([])),
+                    schema
+                        .get("required")
+                        .cloned()
+                        .unwrap_or_else(|| crate::value!([])),
                 );
                 for key in ["additionalProperties", "$defs", "definitions"] {
                     if let Some(v) = schema.get(key) {
@@ -480,29 +486,29 @@ pub fn build_request(
         .and_then(|m| m.get("off"))
         .is_some_and(Value::is_null);
     if reasoning_model && !thinking_enabled && !off_is_null {
-        p.insert("thinking".into(), json!({"type": "disabled"}));
+        p.insert("thinking".into(), crate::value!({"type": "disabled"}));
     } else if reasoning_model && thinking_enabled {
         if adaptive {
             p.insert(
                 "thinking".into(),
-                json!({"type": "adaptive", "display": "summarized"}),
+                crate::value!({"type": "adaptive", "display": "summarized"}),
             );
             let effort = effort_for(model, level.as_deref().unwrap_or("high"));
-            p.insert("output_config".into(), json!({"effort": effort}));
+            p.insert("output_config".into(), crate::value!({"effort": effort}));
         } else {
             let budget = budget_tokens.filter(|b| *b != 0.0).unwrap_or(1024.0);
             p.insert(
                 "thinking".into(),
-                json!({"type": "enabled", "budget_tokens": num(budget), "display": "summarized"}),
+                crate::value!({"type": "enabled", "budget_tokens": num(budget), "display": "summarized"}),
             );
         }
     }
     if let Some(id) = &options.user_id {
-        p.insert("metadata".into(), json!({"user_id": id}));
+        p.insert("metadata".into(), crate::value!({"user_id": id}));
     }
     match &options.tool_choice {
         Some(Value::String(c)) if !c.is_empty() => {
-            p.insert("tool_choice".into(), json!({"type": c}));
+            p.insert("tool_choice".into(), crate::value!({"type": c}));
         }
         Some(c) if !c.is_null() && c != &Value::Bool(false) => {
             p.insert("tool_choice".into(), c.clone());

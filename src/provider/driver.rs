@@ -233,10 +233,10 @@ pub fn api_http_error(api: Api, model: &Value, response: &StatusLine, body: &str
         }
         let v = match crate::json::parse(body) {
             Ok(v) if json => v,
-            _ => serde_json::json!({ "error": {
+            _ => crate::value!({ "error": {
                 "message": body,
                 "code": status,
-                "status": response.text,
+                "status": &response.text,
             }}),
         };
         return cut_text(&crate::jsnum::json_stringify(&v), MAX_ERROR_BODY);

@@ -11,7 +11,7 @@
 
 use std::rc::Rc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::usage::calculate_cost;
 use crate::event::{AssistantMessageEvent, Partial};
@@ -280,8 +280,8 @@ impl GoogleDecoder {
             _ => {
                 self.close_current(out);
                 let block = match kind {
-                    Kind::Thinking => json!({"type": "thinking", "thinking": ""}),
-                    Kind::Text => json!({"type": "text", "text": ""}),
+                    Kind::Thinking => crate::value!({"type": "thinking", "thinking": ""}),
+                    Kind::Text => crate::value!({"type": "text", "text": ""}),
                 };
                 let index = self.push_block(block);
                 self.current = Some((kind, index));

@@ -10,7 +10,7 @@
 //! Not yet: JSON-schema constrained sampling (`VALIDATED` mode and strict schemas), custom
 //! `thinkingBudgets`, and `samplingParams`. Pure: JSON in, JSON out.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::openai_completions_request::{clamp_max_tokens, clamp_thinking_level};
 use super::transform::{collapse_system_messages, transform_messages};
@@ -110,14 +110,14 @@ fn thinking_config(
     let id = str_field(model, "id");
     let disabled = || -> Result<Value, String> {
         if !uses_thinking_level(id) {
-            return Ok(json!({"thinkingBudget": 0}));
+            return Ok(crate::value!({"thinkingBudget": 0}));
         }
         let fallback = clamp_thinking_level(model, "off");
         if fallback == "off" {
-            return Ok(json!({"thinkingBudget": 0}));
+            return Ok(crate::value!({"thinkingBudget": 0}));
         }
         let level = resolve_level(model, &fallback).ok_or_else(|| unsupported(model, &fallback))?;
-        Ok(json!({"thinkingLevel": level.to_ascii_uppercase()}))
+        Ok(crate::value!({"thinkingLevel": level.to_ascii_uppercase()}))
     };
     let Some(level) = reasoning.filter(|l| *l != ThinkingLevel::Off) else {
         return disabled().map(Some);
@@ -128,9 +128,9 @@ fn thinking_config(
     }
     let resolved = resolve_level(model, &clamped).ok_or_else(|| unsupported(model, &clamped))?;
     Ok(Some(if uses_thinking_level(id) {
-        json!({"includeThoughts": true, "thinkingLevel": resolved.to_ascii_uppercase()})
+        crate::value!({"includeThoughts": true, "thinkingLevel": resolved.to_ascii_uppercase()})
     } else {
-        json!({"includeThoughts": true, "thinkingBudget": budget(id, &resolved)})
+        crate::value!({"includeThoughts": true, "thinkingBudget": budget(id, &resolved)})
     }))
 }
 
@@ -208,7 +208,7 @@ fn const_as_enum(schema: &Value, name_map: bool) -> Value {
 }
 
 fn inline_data(b: &Value) -> Value {
-    json!({"inlineData": {"mimeType": str_field(b, "mimeType"), "data": str_field(b, "data")}})
+    crate::value!({"inlineData": {"mimeType": str_field(b, "mimeType"), "data": str_field(b, "data")}})
 }
 
 /// A base64 signature from the same provider and model, as pi-ai keeps them.
@@ -258,21 +258,21 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
         match str_field(&m, "role") {
             "user" => match m.get("content") {
                 Some(Value::String(s)) => {
-                    out.push(json!({"role": "user", "parts": [{"text": sanitize(s)}]}))
+                    out.push(crate::value!({"role": "user", "parts": [{"text": sanitize(s)}]}))
                 }
                 Some(Value::Array(blocks)) => {
                     let parts: Vec<Value> = blocks
                         .iter()
                         .map(|b| {
                             if str_field(b, "type") == "text" {
-                                json!({"text": sanitize(str_field(b, "text"))})
+                                crate::value!({"text": sanitize(str_field(b, "text"))})
                             } else {
                                 inline_data(b)
                             }
                         })
                         .collect();
                     if !parts.is_empty() {
-                        out.push(json!({"role": "user", "parts": parts}));
+                        out.push(crate::value!({"role": "user", "parts": parts}));
                     }
                 }
                 _ => {}
@@ -294,7 +294,7 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                             if text.trim().is_empty() && sig.is_none() {
                                 continue;
                             }
-                            let mut p = json!({"text": sanitize(text)});
+                            let mut p = crate::value!({"text": sanitize(text)});
                             if let (Some(s), Value::Object(o)) = (sig, &mut p) {
                                 o.insert("thoughtSignature".into(), s.into());
                             }
@@ -307,13 +307,14 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                                 if text.trim().is_empty() && sig.is_none() {
                                     continue;
                                 }
-                                let mut p = json!({"thought": true, "text": sanitize(text)});
+                                let mut p =
+                                    crate::value!({"thought": true, "text": sanitize(text)});
                                 if let (Some(s), Value::Object(o)) = (sig, &mut p) {
                                     o.insert("thoughtSignature".into(), s.into());
                                 }
                                 parts.push(p);
                             } else if !text.trim().is_empty() {
-                                parts.push(json!({"text": sanitize(text)}));
+                                parts.push(crate::value!({"text": sanitize(text)}));
                             }
                         }
                         "toolCall" => {
@@ -327,7 +328,7 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                                 b.get("arguments")
                                     .filter(|a| !a.is_null())
                                     .cloned()
-                                    .unwrap_or_else(|| json!({})),
+                                    .unwrap_or_else(|| crate::value!({})),
                             );
                             if with_ids {
                                 call.insert(
@@ -346,7 +347,7 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                     }
                 }
                 if !parts.is_empty() {
-                    out.push(json!({"role": "model", "parts": parts}));
+                    out.push(crate::value!({"role": "model", "parts": parts}));
                 }
             }
             "toolResult" => {
@@ -388,7 +389,7 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                 } else {
                     "output"
                 };
-                response.insert("response".into(), json!({ key: shown }));
+                response.insert("response".into(), crate::value!({ key: shown }));
                 if !images.is_empty() && multimodal {
                     response.insert("parts".into(), Value::Array(images.clone()));
                 }
@@ -398,7 +399,7 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                         m.get("toolCallId").cloned().unwrap_or(Value::Null),
                     );
                 }
-                let part = json!({"functionResponse": Value::Object(response)});
+                let part = crate::value!({"functionResponse": Value::Object(response)});
                 let merge = out.last().is_some_and(|c| {
                     str_field(c, "role") == "user"
                         && c.get("parts").and_then(Value::as_array).is_some_and(|ps| {
@@ -411,12 +412,12 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                     .and_then(Value::as_array_mut)
                 {
                     Some(parts) if merge => parts.push(part),
-                    _ => out.push(json!({"role": "user", "parts": [part]})),
+                    _ => out.push(crate::value!({"role": "user", "parts": [part]})),
                 }
                 if !images.is_empty() && !multimodal {
-                    let mut parts = vec![json!({"text": "Tool result image:"})];
+                    let mut parts = vec![crate::value!({"text": "Tool result image:"})];
                     parts.extend(images);
-                    out.push(json!({"role": "user", "parts": parts}));
+                    out.push(crate::value!({"role": "user", "parts": parts}));
                 }
             }
             _ => {}
@@ -451,7 +452,7 @@ pub fn build_body(
         if !text.is_empty() {
             body.insert(
                 "systemInstruction".into(),
-                json!({"role": "user", "parts": [{"text": sanitize(&text)}]}),
+                crate::value!({"role": "user", "parts": [{"text": sanitize(&text)}]}),
             );
         }
     }
@@ -460,7 +461,7 @@ pub fn build_body(
         let declarations: Vec<Value> = tools
             .iter()
             .map(|t| {
-                json!({
+                crate::value!({
                     "name": t.get("name").cloned().unwrap_or(Value::Null),
                     "description": t.get("description").cloned().unwrap_or(Value::Null),
                     "parametersJsonSchema": const_as_enum(t.get("parameters").unwrap_or(&Value::Null), false),
@@ -469,7 +470,7 @@ pub fn build_body(
             .collect();
         body.insert(
             "tools".into(),
-            json!([{ "functionDeclarations": declarations }]),
+            crate::value!([{ "functionDeclarations": declarations }]),
         );
         let mode = match options.tool_choice.as_deref() {
             Some("none") => Some("NONE"),
@@ -480,7 +481,7 @@ pub fn build_body(
         if let Some(mode) = mode {
             body.insert(
                 "toolConfig".into(),
-                json!({"functionCallingConfig": {"mode": mode}}),
+                crate::value!({"functionCallingConfig": {"mode": mode}}),
             );
         }
     }

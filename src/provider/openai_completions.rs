@@ -407,7 +407,7 @@ impl ChatCompletionsDecoder {
             let index = match self.text {
                 Some(i) => i,
                 None => {
-                    let i = self.push_block(serde_json::json!({"type": "text", "text": ""}));
+                    let i = self.push_block(crate::value!({"type": "text", "text": ""}));
                     self.text = Some(i);
                     out.push(AssistantMessageEvent::TextStart {
                         content_index: i,
@@ -435,7 +435,7 @@ impl ChatCompletionsDecoder {
             return i;
         }
         let i = self.push_block(
-            serde_json::json!({"type": "thinking", "thinking": "", "thinkingSignature": signature}),
+            crate::value!({"type": "thinking", "thinking": "", "thinkingSignature": signature}),
         );
         self.thinking = Some(i);
         out.push(AssistantMessageEvent::ThinkingStart {
@@ -467,7 +467,9 @@ impl ChatCompletionsDecoder {
         let state = match found {
             Some(i) => i,
             None => {
-                let block = self.push_block(serde_json::json!({"type": "toolCall", "id": id, "name": name, "arguments": {}}));
+                let block = self.push_block(
+                    crate::value!({"type": "toolCall", "id": id, "name": name, "arguments": {}}),
+                );
                 self.calls.push(ToolCallState {
                     block,
                     index,

@@ -17,7 +17,7 @@
 //! Anthropic-style cache control, prompt cache keys and session-affinity headers.
 //! Pure: JSON in, JSON out.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::openai_completions::is_reasoning_detail;
 use super::transform::{collapse_system_messages, transform_messages};
@@ -393,27 +393,29 @@ pub fn build_params(
             && last_role.as_deref() == Some("toolResult")
             && role == "user"
         {
-            out.push(json!({"role": "assistant", "content": "I have processed the tool results."}));
+            out.push(crate::value!({"role": "assistant", "content": "I have processed the tool results."}));
         }
         match role {
             "system" => {
                 let text =
                     crate::message::transcript::get_current_system_prompt(std::iter::once(m));
                 if !text.is_empty() {
-                    out.push(json!({"role": instruction_role, "content": sanitize(&text)}));
+                    out.push(crate::value!({"role": instruction_role, "content": sanitize(&text)}));
                 }
             }
             "user" => match m.get("content") {
-                Some(Value::String(s)) => out.push(json!({"role": "user", "content": sanitize(s)})),
+                Some(Value::String(s)) => {
+                    out.push(crate::value!({"role": "user", "content": sanitize(s)}))
+                }
                 Some(Value::Array(blocks)) => {
                     let content: Vec<Value> = blocks
                         .iter()
                         .filter(|b| str_field(b, "type") != "text" || !str_field(b, "text").is_empty())
                         .map(|b| {
                             if str_field(b, "type") == "text" {
-                                json!({"type": "text", "text": sanitize(str_field(b, "text"))})
+                                crate::value!({"type": "text", "text": sanitize(str_field(b, "text"))})
                             } else {
-                                json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", str_field(b, "mimeType"), str_field(b, "data"))}})
+                                crate::value!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", str_field(b, "mimeType"), str_field(b, "data"))}})
                             }
                         })
                         .collect();
@@ -421,7 +423,7 @@ pub fn build_params(
                         i += 1;
                         continue;
                     }
-                    out.push(json!({"role": "user", "content": content}));
+                    out.push(crate::value!({"role": "user", "content": content}));
                 }
                 _ => {}
             },
@@ -468,7 +470,7 @@ pub fn build_params(
                     out.push(Value::Object(r));
                     if has_images && vision {
                         for b in blocks.iter().filter(|b| str_field(b, "type") == "image") {
-                            images.push(json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", str_field(b, "mimeType"), str_field(b, "data"))}}));
+                            images.push(crate::value!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", str_field(b, "mimeType"), str_field(b, "data"))}}));
                         }
                     }
                     i += 1;
@@ -477,13 +479,13 @@ pub fn build_params(
                     last_role = Some("toolResult".into());
                 } else {
                     if compat.requires_assistant_after_tool_result {
-                        out.push(json!({"role": "assistant", "content": "I have processed the tool results."}));
+                        out.push(crate::value!({"role": "assistant", "content": "I have processed the tool results."}));
                     }
                     let mut content = vec![
-                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
+                        crate::value!({"type": "text", "text": "Attached image(s) from tool result:"}),
                     ];
                     content.extend(images);
-                    out.push(json!({"role": "user", "content": content}));
+                    out.push(crate::value!({"role": "user", "content": content}));
                     last_role = Some("user".into());
                 }
                 continue;
@@ -499,7 +501,10 @@ pub fn build_params(
     p.insert("messages".into(), Value::Array(out));
     p.insert("stream".into(), true.into());
     if compat.supports_usage_in_streaming {
-        p.insert("stream_options".into(), json!({"include_usage": true}));
+        p.insert(
+            "stream_options".into(),
+            crate::value!({"include_usage": true}),
+        );
     }
     if compat.supports_store {
         p.insert("store".into(), false.into());
@@ -531,7 +536,7 @@ pub fn build_params(
                 if compat.supports_strict_mode {
                     f.insert("strict".into(), false.into());
                 }
-                json!({"type": "function", "function": Value::Object(f)})
+                crate::value!({"type": "function", "function": Value::Object(f)})
             })
             .collect();
         p.insert("tools".into(), Value::Array(list));
@@ -553,9 +558,9 @@ pub fn build_params(
     match compat.thinking_format.as_str() {
         "deepseek" if reasoning_model => {
             if effort.is_some() {
-                p.insert("thinking".into(), json!({"type": "enabled"}));
+                p.insert("thinking".into(), crate::value!({"type": "enabled"}));
             } else if !off_value.is_some_and(Value::is_null) {
-                p.insert("thinking".into(), json!({"type": "disabled"}));
+                p.insert("thinking".into(), crate::value!({"type": "disabled"}));
             }
             if let (Some(e), true) = (&effort, compat.supports_reasoning_effort) {
                 p.insert("reasoning_effort".into(), mapped(e));
@@ -563,11 +568,11 @@ pub fn build_params(
         }
         "openrouter" if reasoning_model => match &effort {
             Some(e) => {
-                p.insert("reasoning".into(), json!({"effort": mapped(e)}));
+                p.insert("reasoning".into(), crate::value!({"effort": mapped(e)}));
             }
             None if !off_value.is_some_and(Value::is_null) => {
                 let off = off_value.cloned().unwrap_or_else(|| "none".into());
-                p.insert("reasoning".into(), json!({"effort": off}));
+                p.insert("reasoning".into(), crate::value!({"effort": off}));
             }
             None => {}
         },
@@ -684,8 +689,12 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
                 .iter()
                 .map(|b| sanitize(str_field(b, "thinking")))
                 .collect();
-            let mut parts = vec![json!({"type": "text", "text": joined.join("\n\n")})];
-            parts.extend(texts.iter().map(|t| json!({"type": "text", "text": t})));
+            let mut parts = vec![crate::value!({"type": "text", "text": joined.join("\n\n")})];
+            parts.extend(
+                texts
+                    .iter()
+                    .map(|t| crate::value!({"type": "text", "text": t})),
+            );
             a.insert("content".into(), Value::Array(parts));
         } else {
             if !text.is_empty() {
@@ -715,7 +724,7 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
         .iter()
         .filter(|b| str_field(b, "type") == "toolCall")
         .map(|b| {
-            json!({"id": str_field(b, "id"), "type": "function", "function": {
+            crate::value!({"id": str_field(b, "id"), "type": "function", "function": {
                 "name": str_field(b, "name"),
                 "arguments": b.get("arguments").map_or_else(|| "{}".to_string(), json_stringify),
             }})

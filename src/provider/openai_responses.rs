@@ -18,7 +18,7 @@
 
 use std::rc::Rc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::usage::calculate_cost;
 use super::ToolArgs;
@@ -148,12 +148,15 @@ impl ResponsesDecoder {
     ) -> Option<usize> {
         let item_id = str_of(item, "id").map(str::to_string);
         let (kind, block) = match str_of(item, "type") {
-            Some("reasoning") => (Kind::Thinking, json!({"type": "thinking", "thinking": ""})),
+            Some("reasoning") => (
+                Kind::Thinking,
+                crate::value!({"type": "thinking", "thinking": ""}),
+            ),
             Some("message") => {
                 if str_of(item, "phase") == Some("final_answer") {
                     self.set("stopReason", "stop".into());
                 }
-                (Kind::Text, json!({"type": "text", "text": ""}))
+                (Kind::Text, crate::value!({"type": "text", "text": ""}))
             }
             Some("function_call") => {
                 let id = format!(

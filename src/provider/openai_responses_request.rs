@@ -13,7 +13,7 @@
 //! items, grammar tools and strict JSON-schema sampling.
 //! Pure: JSON in, JSON out.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::compat_flag;
 use super::openai_completions_request::{
@@ -124,7 +124,7 @@ fn image_url(b: &Value) -> String {
 }
 
 fn input_image(b: &Value) -> Value {
-    json!({"type": "input_image", "detail": "auto", "image_url": image_url(b)})
+    crate::value!({"type": "input_image", "detail": "auto", "image_url": image_url(b)})
 }
 
 /// A tool result's `output`: its text, or text and images for a model with image input.
@@ -150,7 +150,7 @@ fn tool_output(model: &Value, content: &[Value]) -> Value {
     }
     let mut out = Vec::new();
     if has_text {
-        out.push(json!({"type": "input_text", "text": sanitize(&text)}));
+        out.push(crate::value!({"type": "input_text", "text": sanitize(&text)}));
     }
     out.extend(images.into_iter().map(input_image));
     Value::Array(out)
@@ -200,7 +200,7 @@ fn assistant_items(
                 item.insert("role".into(), "assistant".into());
                 item.insert(
                     "content".into(),
-                    json!([{"type": "output_text", "text": sanitize(str_field(b, "text")), "annotations": []}]),
+                    crate::value!([{"type": "output_text", "text": sanitize(str_field(b, "text")), "annotations": []}]),
                 );
                 item.insert("status".into(), "completed".into());
                 item.insert("id".into(), id.into());
@@ -291,13 +291,13 @@ pub fn build_body(
                     render_system_update(m)
                 };
                 if !text.is_empty() {
-                    input.push(json!({"role": role, "content": sanitize(&text)}));
+                    input.push(crate::value!({"role": role, "content": sanitize(&text)}));
                 }
             }
             "user" => match m.get("content") {
                 Some(Value::String(s)) => {
                     input.push(
-                        json!({"role": "user", "content": [{"type": "input_text", "text": sanitize(s)}]}),
+                        crate::value!({"role": "user", "content": [{"type": "input_text", "text": sanitize(s)}]}),
                     );
                 }
                 Some(Value::Array(blocks)) => {
@@ -308,13 +308,13 @@ pub fn build_body(
                         .iter()
                         .map(|b| {
                             if str_field(b, "type") == "text" {
-                                json!({"type": "input_text", "text": sanitize(str_field(b, "text"))})
+                                crate::value!({"type": "input_text", "text": sanitize(str_field(b, "text"))})
                             } else {
                                 input_image(b)
                             }
                         })
                         .collect();
-                    input.push(json!({"role": "user", "content": content}));
+                    input.push(crate::value!({"role": "user", "content": content}));
                 }
                 _ => {}
             },
@@ -332,7 +332,7 @@ pub fn build_body(
                     .and_then(Value::as_array)
                     .map(Vec::as_slice)
                     .unwrap_or(&[]);
-                input.push(json!({"type": "function_call_output", "call_id": call, "output": tool_output(model, content)}));
+                input.push(crate::value!({"type": "function_call_output", "call_id": call, "output": tool_output(model, content)}));
             }
             _ => {}
         }
@@ -369,9 +369,12 @@ pub fn build_body(
         }
         if explicit {
             if retention == "none" {
-                p.insert("prompt_cache_options".into(), json!({"mode": "explicit"}));
+                p.insert(
+                    "prompt_cache_options".into(),
+                    crate::value!({"mode": "explicit"}),
+                );
             } else if retention == "long" && long_ok {
-                p.insert("prompt_cache_options".into(), json!({"ttl": "30m"}));
+                p.insert("prompt_cache_options".into(), crate::value!({"ttl": "30m"}));
             }
         }
     }
@@ -437,9 +440,12 @@ pub fn build_body(
                 };
                 p.insert(
                     "reasoning".into(),
-                    json!({"effort": mapped, "summary": "auto"}),
+                    crate::value!({"effort": mapped, "summary": "auto"}),
                 );
-                p.insert("include".into(), json!(["reasoning.encrypted_content"]));
+                p.insert(
+                    "include".into(),
+                    crate::value!(["reasoning.encrypted_content"]),
+                );
             }
             None => {
                 let off = level_map.and_then(|m| m.get("off"));
@@ -447,12 +453,15 @@ pub fn build_body(
                     && !off.is_some_and(Value::is_null)
                 {
                     let off = off.cloned().unwrap_or_else(|| "none".into());
-                    p.insert("reasoning".into(), json!({"effort": off}));
+                    p.insert("reasoning".into(), crate::value!({"effort": off}));
                 }
             }
         }
         if str_field(model, "provider") == "xai" {
-            p.insert("include".into(), json!(["reasoning.encrypted_content"]));
+            p.insert(
+                "include".into(),
+                crate::value!(["reasoning.encrypted_content"]),
+            );
         }
     }
     merge_sampling_params(model, base, &mut p);

@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::message::transcript::get_current_system_message;
 use crate::message::{is_role, str_field, text_block};
@@ -71,7 +71,7 @@ pub fn transform_messages(
         .map(|m| {
             // Untyped callers may leave content out.
             let m = if m.get("content").is_none_or(Value::is_null) {
-                with(m, "content", json!([]))
+                with(m, "content", crate::value!([]))
             } else {
                 m.clone()
             };
@@ -152,7 +152,10 @@ pub fn transform_messages(
                 r.insert("role".into(), "toolResult".into());
                 r.insert("toolCallId".into(), call_id.into());
                 r.insert("toolName".into(), str_field(&call, "name").into());
-                r.insert("content".into(), json!([text_block("No result provided")]));
+                r.insert(
+                    "content".into(),
+                    crate::value!([text_block("No result provided")]),
+                );
                 r.insert("isError".into(), true.into());
                 r.insert("timestamp".into(), crate::message::num(now));
                 out.push(Value::Object(r));

@@ -366,7 +366,7 @@ impl Hooks for JsHooks {
             let v = f.await?;
             let action = read(&v, "action")?.as_string();
             Ok(hook_values::turn_decision(
-                &serde_json::json!({ "action": action }),
+                &crate::value!({ "action": action }),
             ))
         }))
     }
