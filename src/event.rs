@@ -156,8 +156,13 @@ impl AssistantMessageEvent {
                 .ok_or_else(|| format!("{kind} without {key}"))
         };
         let reason = || -> Result<StopReason, String> {
-            serde_json::from_value(v.get("reason").cloned().unwrap_or(Value::Null))
-                .map_err(|e| format!("{kind}: {e}"))
+            let reason = v.get("reason").unwrap_or(&Value::Null);
+            reason.as_str().and_then(StopReason::parse).ok_or_else(|| {
+                format!(
+                    "{kind}: unknown reason {}",
+                    crate::jsnum::json_stringify(reason)
+                )
+            })
         };
         let message = |key: &str| -> Result<AgentMessage, String> {
             v.get(key)

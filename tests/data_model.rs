@@ -108,21 +108,35 @@ fn l_05_l_10_enumerations_use_pis_strings() {
         (StopReason::Length, "length"),
         (StopReason::Deferred, "deferred"),
     ] {
-        assert_eq!(serde_json::to_value(r).unwrap(), json!(s));
         assert_eq!(r.as_str(), s);
+        assert_eq!(StopReason::parse(s), Some(r));
     }
     for l in ["off", "minimal", "low", "medium", "high", "xhigh", "max"] {
         let t = ThinkingLevel::parse(l).unwrap();
         assert_eq!(t.as_str(), l);
-        assert_eq!(serde_json::to_value(t).unwrap(), json!(l));
     }
     assert!(ThinkingLevel::parse("huge").is_none());
-    let u: Usage = serde_json::from_value(
-        json!({"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 3,
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}),
-    )
-    .unwrap();
+    let text = json!({"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 3,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0.5, "total": 0.5}, "z": [1]});
+    let u = Usage::from_value(&text).unwrap();
     assert_eq!(u.total_tokens, 3.0);
+    assert_eq!(u.extra.get("z"), Some(&json!([1])));
+    // Written back: the same keys in the same order, integral counts without a fraction.
+    assert_eq!(
+        pi_agent_wasm::jsnum::json_stringify(&u.to_value()),
+        pi_agent_wasm::jsnum::json_stringify(&text)
+    );
+    let mut with_optional = text.clone();
+    with_optional["reasoning"] = json!(null);
+    assert_eq!(Usage::from_value(&with_optional).unwrap().reasoning, None);
+    with_optional["reasoning"] = json!("7");
+    assert!(
+        Usage::from_value(&with_optional).is_none(),
+        "a count that is no number"
+    );
+    let mut no_cost = text.clone();
+    no_cost.as_object_mut().unwrap().remove("cost");
+    assert!(Usage::from_value(&no_cost).is_none(), "cost is required");
     let b: ContentBlock = serde_json::from_value(json!({"type": "text", "text": "x"})).unwrap();
     assert_eq!(
         b,

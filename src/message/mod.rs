@@ -116,5 +116,5 @@ pub fn error_tool_result(text: &str) -> Value {
 
 /// An all-zero [`Usage`] (L-157).
 pub fn zero_usage() -> Value {
-    serde_json::to_value(Usage::default()).unwrap_or(Value::Null)
+    Usage::default().to_value()
 }

@@ -4,13 +4,16 @@
 //! written back loses nothing. The loop and the providers work on the JSON form and use the
 //! enums and `Usage` here; the typed messages that check fixtures live with the tests
 //! (tests/common/typed.rs).
+//!
+//! Written to and read from JSON by hand (`to_value`, `from_value`), not by serde's derive:
+//! the derived readers pull serde's typed-error machinery (and the float printer its messages
+//! use) into the `.wasm`. The serde impls below go through those functions; nothing in the
+//! core calls them, so they cost the `.wasm` nothing (the tests' typed fixtures use them).
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// L-05. Only `error`, `aborted` and `length` matter to the loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
     Pending,
     Stop,
@@ -33,11 +36,23 @@ impl StopReason {
             StopReason::Deferred => "deferred",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => StopReason::Pending,
+            "stop" => StopReason::Stop,
+            "length" => StopReason::Length,
+            "toolUse" => StopReason::ToolUse,
+            "error" => StopReason::Error,
+            "aborted" => StopReason::Aborted,
+            "deferred" => StopReason::Deferred,
+            _ => return None,
+        })
+    }
 }
 
 /// L-10. The agent-side level; `Off` is never sent as the stream option `reasoning`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ThinkingLevel {
     Off,
     Minimal,
@@ -76,67 +91,146 @@ impl ThinkingLevel {
 }
 
 /// L-08 cost block.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Cost {
-    #[serde(serialize_with = "js_number")]
     pub input: f64,
-    #[serde(serialize_with = "js_number")]
     pub output: f64,
-    #[serde(serialize_with = "js_number")]
     pub cache_read: f64,
-    #[serde(serialize_with = "js_number")]
     pub cache_write: f64,
-    #[serde(serialize_with = "js_number")]
     pub total: f64,
     /// True when `total` is the provider's billed cost; false or absent for a catalog estimate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_from_provider: Option<bool>,
 }
 
 /// L-08 token usage. `reasoning` is a subset of `output`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Usage {
-    #[serde(serialize_with = "js_number")]
     pub input: f64,
-    #[serde(serialize_with = "js_number")]
     pub output: f64,
-    #[serde(serialize_with = "js_number")]
     pub cache_read: f64,
-    #[serde(serialize_with = "js_number")]
     pub cache_write: f64,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "js_number_opt"
-    )]
     pub cache_write_1h: Option<f64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "js_number_opt"
-    )]
     pub reasoning: Option<f64>,
-    #[serde(serialize_with = "js_number")]
     pub total_tokens: f64,
     pub cost: Cost,
-    #[serde(flatten)]
+    /// Other keys, kept in their order after the known ones.
     pub extra: Map<String, Value>,
 }
 
-/// Serializes an `f64` the way `JSON.stringify` prints a JS number: integral values without
-/// a fraction (`3`, not `3.0`), so our JSON equals pi's byte for byte.
-pub fn js_number<S: serde::Serializer>(n: &f64, s: S) -> Result<S::Ok, S::Error> {
+/// A JS number as a JSON value, as `JSON.stringify` prints it: integral values as integers
+/// (`3`, not `3.0`), so our JSON equals pi's byte for byte, and `NaN`/`Infinity` as `null`.
+pub fn num(n: f64) -> Value {
     const SAFE: f64 = 9_007_199_254_740_991.0;
     if n.is_finite() && n.fract() == 0.0 && n.abs() <= SAFE {
         // In range and integral, so the conversion is exact.
-        s.serialize_i64(*n as i64)
-    } else if n.is_finite() {
-        s.serialize_f64(*n)
+        Value::from(n as i64)
     } else {
-        s.serialize_none() // JSON.stringify(NaN) === "null"
+        Value::from(n) // null when not finite
     }
+}
+
+/// A required number of `o`.
+fn number(o: &Map<String, Value>, key: &str) -> Option<f64> {
+    o.get(key)?.as_f64()
+}
+
+/// An optional number of `o`: absent or `null` is `None`, anything else but a number fails.
+fn optional_number(o: &Map<String, Value>, key: &str) -> Option<Option<f64>> {
+    match o.get(key) {
+        None | Some(Value::Null) => Some(None),
+        Some(v) => v.as_f64().map(Some),
+    }
+}
+
+impl Cost {
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("input".into(), num(self.input));
+        o.insert("output".into(), num(self.output));
+        o.insert("cacheRead".into(), num(self.cache_read));
+        o.insert("cacheWrite".into(), num(self.cache_write));
+        o.insert("total".into(), num(self.total));
+        if let Some(b) = self.total_from_provider {
+            o.insert("totalFromProvider".into(), Value::Bool(b));
+        }
+        Value::Object(o)
+    }
+
+    /// The cost block of a usage value; `None` when a field is missing or of the wrong type.
+    pub fn from_value(v: &Value) -> Option<Cost> {
+        let o = v.as_object()?;
+        Some(Cost {
+            input: number(o, "input")?,
+            output: number(o, "output")?,
+            cache_read: number(o, "cacheRead")?,
+            cache_write: number(o, "cacheWrite")?,
+            total: number(o, "total")?,
+            total_from_provider: match o.get("totalFromProvider") {
+                None | Some(Value::Null) => None,
+                Some(b) => Some(b.as_bool()?),
+            },
+        })
+    }
+}
+
+/// The keys [`Usage`] has fields for; the others go to `extra`.
+const USAGE_KEYS: [&str; 8] = [
+    "input",
+    "output",
+    "cacheRead",
+    "cacheWrite",
+    "cacheWrite1h",
+    "reasoning",
+    "totalTokens",
+    "cost",
+];
+
+impl Usage {
+    /// pi's usage object: the counts, the two optional ones when set, the cost, then `extra`.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("input".into(), num(self.input));
+        o.insert("output".into(), num(self.output));
+        o.insert("cacheRead".into(), num(self.cache_read));
+        o.insert("cacheWrite".into(), num(self.cache_write));
+        if let Some(n) = self.cache_write_1h {
+            o.insert("cacheWrite1h".into(), num(n));
+        }
+        if let Some(n) = self.reasoning {
+            o.insert("reasoning".into(), num(n));
+        }
+        o.insert("totalTokens".into(), num(self.total_tokens));
+        o.insert("cost".into(), self.cost.to_value());
+        for (k, v) in &self.extra {
+            o.insert(k.clone(), v.clone());
+        }
+        Value::Object(o)
+    }
+
+    /// A usage value read back; `None` when a field is missing or of the wrong type.
+    pub fn from_value(v: &Value) -> Option<Usage> {
+        let o = v.as_object()?;
+        Some(Usage {
+            input: number(o, "input")?,
+            output: number(o, "output")?,
+            cache_read: number(o, "cacheRead")?,
+            cache_write: number(o, "cacheWrite")?,
+            cache_write_1h: optional_number(o, "cacheWrite1h")?,
+            reasoning: optional_number(o, "reasoning")?,
+            total_tokens: number(o, "totalTokens")?,
+            cost: Cost::from_value(o.get("cost")?)?,
+            extra: o
+                .iter()
+                .filter(|(k, _)| !USAGE_KEYS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        })
+    }
+}
+
+/// Serializes an `f64` the way `JSON.stringify` prints a JS number (see [`num`]).
+pub fn js_number<S: serde::Serializer>(n: &f64, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&num(*n), s)
 }
 
 /// [`js_number`] for an optional field (`null` when absent).
@@ -147,14 +241,43 @@ pub fn js_number_opt<S: serde::Serializer>(n: &Option<f64>, s: S) -> Result<S::O
     }
 }
 
-/// A JS number as a JSON value, integral values as integers (see [`js_number`]).
-pub fn num(n: f64) -> Value {
-    serde_json::to_value(JsNum(n)).unwrap_or(Value::Null)
+/// A string-valued enum's serde impls, through its `as_str` and `parse`.
+macro_rules! serde_by_name {
+    ($t:ty, $what:literal) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = <String as serde::Deserialize>::deserialize(d)?;
+                <$t>::parse(&name).ok_or_else(|| {
+                    serde::de::Error::custom(format!(concat!("unknown ", $what, " {:?}"), name))
+                })
+            }
+        }
+    };
 }
+serde_by_name!(StopReason, "stop reason");
+serde_by_name!(ThinkingLevel, "thinking level");
 
-struct JsNum(f64);
-impl Serialize for JsNum {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        js_number(&self.0, s)
-    }
+/// A struct's serde impls, through its `to_value` and `from_value`.
+macro_rules! serde_by_value {
+    ($t:ty, $what:literal) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                serde::Serialize::serialize(&self.to_value(), s)
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = <Value as serde::Deserialize>::deserialize(d)?;
+                <$t>::from_value(&v)
+                    .ok_or_else(|| serde::de::Error::custom(concat!("not a valid ", $what)))
+            }
+        }
+    };
 }
+serde_by_value!(Cost, "cost");
+serde_by_value!(Usage, "usage");

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use super::usage::calculate_cost;
 use super::{repair_json, ToolArgs};
 use crate::event::{AssistantMessageEvent, Partial};
-use crate::message::{zero_usage, AgentMessage, StopReason, Usage};
+use crate::message::{AgentMessage, StopReason, Usage};
 
 /// An open content block: the API's index, the block, and a tool call's arguments.
 struct Open {
@@ -115,7 +115,7 @@ impl AnthropicDecoder {
         let u = &mut self.usage;
         u.total_tokens = u.input + u.output + u.cache_read + u.cache_write;
         calculate_cost(&self.model, u);
-        let mut value = serde_json::to_value(&self.usage).unwrap_or_else(|_| zero_usage());
+        let mut value = self.usage.to_value();
         // pi-ai's usage starts without these two and sets them later: they come last.
         if let Value::Object(o) = &mut value {
             for key in ["cacheWrite1h", "reasoning"] {

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::usage::calculate_cost;
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::jsnum::json_stringify;
-use crate::message::{zero_usage, AgentMessage, StopReason, Usage};
+use crate::message::{AgentMessage, StopReason, Usage};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
@@ -528,10 +528,7 @@ impl GoogleDecoder {
                 ..Usage::default()
             };
             calculate_cost(&self.model, &mut usage);
-            self.set(
-                "usage",
-                serde_json::to_value(usage).unwrap_or_else(|_| zero_usage()),
-            );
+            self.set("usage", usage.to_value());
         }
         Ok(())
     }

@@ -144,8 +144,7 @@ pub fn done_partial(
     reason: &str,
     out: &mut Vec<AssistantMessageEvent>,
 ) -> AgentMessage {
-    let reason =
-        serde_json::from_value(Value::String(reason.to_string())).unwrap_or(StopReason::Stop);
+    let reason = StopReason::parse(reason).unwrap_or(StopReason::Stop);
     let message: AgentMessage = Rc::new(partial.borrow().clone());
     out.push(AssistantMessageEvent::Done {
         reason,

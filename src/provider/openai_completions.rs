@@ -25,7 +25,7 @@ use serde_json::Value;
 use super::usage::calculate_cost;
 use super::{Decoder, ToolArgs};
 use crate::event::{AssistantMessageEvent, Partial};
-use crate::message::{zero_usage, AgentMessage, StopReason};
+use crate::message::{AgentMessage, StopReason};
 
 /// One streamed tool call: its block, the server's index and id for it, and its arguments.
 struct ToolCallState {
@@ -548,7 +548,7 @@ impl ChatCompletionsDecoder {
             ..crate::message::Usage::default()
         };
         calculate_cost(&self.model, &mut usage);
-        serde_json::to_value(usage).unwrap_or_else(|_| zero_usage())
+        usage.to_value()
     }
 
     /// Ends the response after the body ended: closes every block in order (`*_end`, final

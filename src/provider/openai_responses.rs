@@ -24,7 +24,7 @@ use super::usage::calculate_cost;
 use super::ToolArgs;
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::jsnum::json_stringify;
-use crate::message::{zero_usage, AgentMessage, StopReason, Usage};
+use crate::message::{AgentMessage, StopReason, Usage};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Kind {
@@ -625,7 +625,7 @@ impl ResponsesDecoder {
                 .partial
                 .borrow()
                 .get("usage")
-                .and_then(|u| serde_json::from_value(u.clone()).ok())
+                .and_then(Usage::from_value)
                 .unwrap_or_default(),
         };
         calculate_cost(&self.model, &mut usage);
@@ -638,10 +638,7 @@ impl ResponsesDecoder {
             c.cache_write *= multiplier;
             c.total = c.input + c.output + c.cache_read + c.cache_write;
         }
-        self.set(
-            "usage",
-            serde_json::to_value(usage).unwrap_or_else(|_| zero_usage()),
-        );
+        self.set("usage", usage.to_value());
         let status = str_of(response, "status");
         let reason = response
             .get("incomplete_details")
