@@ -2,11 +2,76 @@
 //! Number::toString) and `Number(s)` (StringToNumber). Validation messages and argument
 //! coercion print and parse numbers exactly as pi does in JS.
 //!
-//! The shortest round-trip digits come from serde_json's float printer (already linked),
-//! then are laid out by the ECMAScript rules; no other float formatter is pulled in.
+//! In the `.wasm` the JS engine does both (`String`, `Number`, `parseFloat`): its semantics
+//! are the ones wanted, and Rust's float printer and parser (with their tables, 20 KB) stay
+//! out of the module. The native build (the tests) has Rust implementations of the same
+//! rules: the shortest round-trip digits from serde_json's float printer, laid out by the
+//! ECMAScript rules, and the StringToNumber grammar over `str::parse`.
+
+/// The JS engine's number conversions, called with `catch`: a global replaced by something
+/// that throws gives the fallback, not a trap.
+#[cfg(target_arch = "wasm32")]
+mod engine {
+    use wasm_bindgen::prelude::*;
+
+    #[wasm_bindgen]
+    extern "C" {
+        #[wasm_bindgen(js_name = String, catch)]
+        fn js_string(n: f64) -> Result<String, JsValue>;
+        #[wasm_bindgen(js_name = Number, catch)]
+        fn js_number(s: &str) -> Result<f64, JsValue>;
+        #[wasm_bindgen(js_name = parseFloat, catch)]
+        fn js_parse_float(s: &str) -> Result<f64, JsValue>;
+    }
+
+    pub fn string(n: f64) -> String {
+        js_string(n).unwrap_or_else(|_| {
+            // Integral values print the same in any engine.
+            if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 {
+                (n as i64).to_string()
+            } else {
+                String::from("NaN")
+            }
+        })
+    }
+
+    pub fn number(s: &str) -> f64 {
+        js_number(s).unwrap_or(f64::NAN)
+    }
+
+    pub fn parse_float(s: &str) -> f64 {
+        js_parse_float(s).unwrap_or(f64::NAN)
+    }
+}
 
 /// `String(n)` for an `f64`.
 pub fn to_js_string(n: f64) -> String {
+    #[cfg(target_arch = "wasm32")]
+    return engine::string(n);
+    #[cfg(not(target_arch = "wasm32"))]
+    return rust_to_js_string(n);
+}
+
+/// `Number(s)` (ECMAScript StringToNumber): whitespace trimmed, `""` is 0, `0x`/`0o`/`0b`
+/// literals, `Infinity`, decimal literals; anything else is NaN.
+pub fn from_js_string(s: &str) -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    return engine::number(s);
+    #[cfg(not(target_arch = "wasm32"))]
+    return rust_from_js_string(s);
+}
+
+/// `parseFloat(s)`: leading JS whitespace skipped, then the longest prefix that is a decimal
+/// literal (or `Infinity`), with an optional sign; `NaN` when there is none.
+pub fn parse_float(s: &str) -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    return engine::parse_float(s);
+    #[cfg(not(target_arch = "wasm32"))]
+    return rust_parse_float(s);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn rust_to_js_string(n: f64) -> String {
     if n.is_nan() {
         return "NaN".into();
     }
@@ -50,6 +115,7 @@ pub fn to_js_string(n: f64) -> String {
 
 /// The shortest decimal digits of a positive finite `x` and the position of the decimal
 /// point: `x = 0.d1d2… × 10^exp`.
+#[cfg(not(target_arch = "wasm32"))]
 fn shortest_digits(x: f64) -> (String, i64) {
     let printed = serde_json::Number::from_f64(x)
         .map(|n| n.to_string())
@@ -105,9 +171,8 @@ pub fn is_truthy(v: &serde_json::Value) -> bool {
     }
 }
 
-/// `Number(s)` (ECMAScript StringToNumber): whitespace trimmed, `""` is 0, `0x`/`0o`/`0b`
-/// literals, `Infinity`, decimal literals; anything else is NaN.
-pub fn from_js_string(s: &str) -> f64 {
+#[cfg(not(target_arch = "wasm32"))]
+fn rust_from_js_string(s: &str) -> f64 {
     let t = s.trim_matches(is_js_whitespace);
     if t.is_empty() {
         return 0.0;
@@ -146,9 +211,8 @@ pub fn from_js_string(s: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// `parseFloat(s)`: leading JS whitespace skipped, then the longest prefix that is a decimal
-/// literal (or `Infinity`), with an optional sign; `NaN` when there is none.
-pub fn parse_float(s: &str) -> f64 {
+#[cfg(not(target_arch = "wasm32"))]
+fn rust_parse_float(s: &str) -> f64 {
     let t = s.trim_start_matches(is_js_whitespace);
     let (sign, rest) = match t.as_bytes().first() {
         Some(b'-') => (-1.0, t.get(1..).unwrap_or("")),
@@ -190,6 +254,7 @@ pub fn parse_float(s: &str) -> f64 {
         .map_or(f64::NAN, |v| sign * v)
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// StrUnsignedDecimalLiteral: digits [. digits] [e±digits] | . digits [e±digits].
 fn is_decimal_literal(s: &str) -> bool {
     let b = s.as_bytes();
@@ -227,10 +292,64 @@ fn is_decimal_literal(s: &str) -> bool {
 /// escapes (crate::json), so request bodies and argument strings match pi's byte for byte.
 pub fn json_stringify(value: &serde_json::Value) -> String {
     let mut out = Vec::new();
-    if write_json(&mut out, value).is_err() {
-        return crate::json::escape_lone(value.to_string());
+    // (Writing a value to a Vec cannot fail: its keys are strings and the Vec takes any bytes.)
+    let _ = write_json(&mut out, value);
+    crate::json::escape_lone(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// `JSON.stringify(value, null, 2)`: [`json_stringify`] indented by two spaces.
+pub fn json_stringify_pretty(value: &serde_json::Value) -> String {
+    use serde::Serialize;
+    use serde_json::ser::{Formatter, PrettyFormatter};
+    use std::io::{Result, Write};
+    /// serde_json's indentation with JS numbers.
+    struct JsPretty<'a>(PrettyFormatter<'a>);
+    impl Formatter for JsPretty<'_> {
+        fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, v: f64) -> Result<()> {
+            js_f64(w, v)
+        }
+        fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
+            self.0.begin_array(w)
+        }
+        fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
+            self.0.end_array(w)
+        }
+        fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> Result<()> {
+            self.0.begin_array_value(w, first)
+        }
+        fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
+            self.0.end_array_value(w)
+        }
+        fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
+            self.0.begin_object(w)
+        }
+        fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
+            self.0.end_object(w)
+        }
+        fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> Result<()> {
+            self.0.begin_object_key(w, first)
+        }
+        fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
+            self.0.begin_object_value(w)
+        }
+        fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
+            self.0.end_object_value(w)
+        }
     }
-    crate::json::escape_lone(String::from_utf8(out).unwrap_or_else(|_| value.to_string()))
+    let mut out = Vec::new();
+    let mut ser =
+        serde_json::Serializer::with_formatter(&mut out, JsPretty(PrettyFormatter::new()));
+    let _ = value.serialize(&mut ser);
+    crate::json::escape_lone(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// A JS number's JSON text: as `String(n)`, `null` when not finite.
+fn js_f64<W: ?Sized + std::io::Write>(w: &mut W, v: f64) -> std::io::Result<()> {
+    if v.is_finite() {
+        w.write_all(to_js_string(v).as_bytes())
+    } else {
+        w.write_all(b"null")
+    }
 }
 
 /// Appends `value` as JSON text to `out` as [`json_stringify`] writes it, except that lone
@@ -246,11 +365,7 @@ pub fn write_json<T: serde::Serialize + ?Sized>(
             w: &mut W,
             v: f64,
         ) -> std::io::Result<()> {
-            if v.is_finite() {
-                w.write_all(to_js_string(v).as_bytes())
-            } else {
-                w.write_all(b"null")
-            }
+            js_f64(w, v)
         }
     }
     let mut ser = serde_json::Serializer::with_formatter(out, JsFormatter);

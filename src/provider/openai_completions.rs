@@ -203,7 +203,7 @@ fn stream_error(error: Option<&Value>) -> Option<String> {
     };
     let raw = match error.get("metadata").and_then(|m| m.get("raw")) {
         Some(Value::String(r)) if !r.is_empty() => Some(r.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::Number(n)) => n.as_f64().map(crate::jsnum::to_js_string),
         Some(Value::Bool(true)) => Some("true".into()),
         Some(Value::Object(_)) => Some("[object Object]".into()),
         _ => None,

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::format;
 use super::pattern::Patterns;
-use crate::jsnum::to_js_string;
+use crate::jsnum::{json_stringify, to_js_string};
 
 /// One failure: a JSON Pointer to the value and pi-schema's message.
 #[derive(Clone, Debug, PartialEq)]
@@ -302,11 +302,11 @@ impl<'a> Schema<'a> {
                 let names: Vec<String> = match t {
                     Value::Array(a) => a
                         .iter()
-                        .map(|x| x.as_str().map_or_else(|| x.to_string(), String::from))
+                        .map(|x| x.as_str().map_or_else(|| json_stringify(x), String::from))
                         .collect(),
                     other => vec![other
                         .as_str()
-                        .map_or_else(|| other.to_string(), String::from)],
+                        .map_or_else(|| json_stringify(other), String::from)],
                 };
                 push(
                     out,

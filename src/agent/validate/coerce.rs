@@ -66,7 +66,7 @@ fn big_of_string(s: &str) -> Option<f64> {
     if !int_ok(int) {
         return None;
     }
-    let x: f64 = int.parse().ok()?;
+    let x = crate::jsnum::from_js_string(int);
     (x <= 9_007_199_254_740_991.0).then_some(sign * x)
 }
 

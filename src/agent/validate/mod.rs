@@ -32,7 +32,7 @@ pub fn format_path(pointer: &str) -> String {
 
 /// `JSON.stringify(value, null, 2)` (lone surrogates escaped, as JS writes them).
 fn pretty(v: &Value) -> String {
-    crate::json::escape_lone(serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into()))
+    crate::jsnum::json_stringify_pretty(v)
 }
 
 /// Coerces and validates `arguments` against `parameters`; `Ok` is the coerced copy.
@@ -66,7 +66,9 @@ pub fn validate_tool_call(
     let name = str_field(call, "name");
     // L-112.
     if let Some(e) = call.get("argumentsError").filter(|e| truthy(Some(e))) {
-        let text = e.as_str().map_or_else(|| e.to_string(), String::from);
+        let text = e
+            .as_str()
+            .map_or_else(|| crate::jsnum::json_stringify(e), String::from);
         return Err(format!("Invalid arguments for tool \"{name}\": {text}"));
     }
     let arguments = call.get("arguments").cloned().unwrap_or(Value::Null);
