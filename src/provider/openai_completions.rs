@@ -19,7 +19,6 @@
 use std::borrow::Cow;
 use std::rc::Rc;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::usage::calculate_cost;
@@ -53,95 +52,345 @@ pub struct ChatCompletionsDecoder {
 }
 
 /// The fields of a chunk the decoder reads, borrowed from its text where possible.
-#[derive(Deserialize, Default)]
+#[derive(Default)]
 struct Wire<'a> {
-    #[serde(borrow, default)]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     model: Option<Cow<'a, str>>,
     /// `Some(Null)` for `"usage": null`: only an absent or null one lets the choice's count.
-    #[serde(default, deserialize_with = "present")]
     usage: Option<Value>,
     /// The first choice (the others are skipped without being kept).
-    #[serde(borrow, default, rename = "choices", deserialize_with = "first")]
     choice: Option<WireChoice<'a>>,
     /// An error reported inside the stream (OpenRouter and other proxies do).
-    #[serde(default)]
     error: Option<Value>,
 }
 
-/// The first element of an array, the rest skipped; `null` as none.
-fn first<'de: 'a, 'a, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<WireChoice<'a>>, D::Error> {
-    struct First<'a>(std::marker::PhantomData<WireChoice<'a>>);
-    impl<'de: 'a, 'a> serde::de::Visitor<'de> for First<'a> {
-        type Value = Option<WireChoice<'a>>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("an array of choices")
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> Result<Self::Value, A::Error> {
-            let head = seq.next_element::<WireChoice<'a>>()?;
-            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-            Ok(head)
-        }
-    }
-    d.deserialize_any(First(std::marker::PhantomData))
-}
-
-#[derive(Deserialize, Default)]
+#[derive(Default)]
 struct WireChoice<'a> {
-    #[serde(borrow, default)]
     delta: Option<WireDelta<'a>>,
-    #[serde(borrow, default)]
     finish_reason: Option<Cow<'a, str>>,
-    #[serde(default)]
     usage: Option<Value>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Default)]
 struct WireDelta<'a> {
-    #[serde(borrow, default)]
     content: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     reasoning_content: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     reasoning: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     reasoning_text: Option<Cow<'a, str>>,
-    #[serde(default)]
     reasoning_details: Option<Value>,
-    #[serde(borrow, default)]
     tool_calls: Option<Vec<WireCall<'a>>>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Default)]
 struct WireCall<'a> {
-    #[serde(default)]
     index: Option<u64>,
-    #[serde(borrow, default)]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     function: Option<WireFunction<'a>>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Default)]
 struct WireFunction<'a> {
-    #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     arguments: Option<Cow<'a, str>>,
 }
 
-/// `usage` as a value, `null` included (the tree path tells `null` from absent).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+/// The typed reading of a chunk of the usual shape, straight from its text (serde_json's
+/// parser, no tree): strings borrowed, unknown fields skipped. It is strict (a field of
+/// another type, a duplicate key, a `null` where an object belongs in a list) and gives up
+/// on the first surprise; the chunk is then read from the tree ([`Wire::lenient`]).
+///
+/// Written over `deserialize_any` instead of serde's derive: a derived reader reaches
+/// serde_json's typed errors, whose messages print floats, and that printer and its tables
+/// are 20 KB of the `.wasm`. Every surprise here is one error without a value in it.
+mod read {
+    use std::borrow::Cow;
+    use std::fmt;
+
+    use serde::de::{
+        self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+    };
+    use serde_json::Value;
+
+    use super::{Wire, WireCall, WireChoice, WireDelta, WireFunction};
+
+    const SURPRISE: &str = "not the usual chunk shape";
+
+    fn surprise<E: de::Error>() -> E {
+        E::custom(SURPRISE)
+    }
+
+    /// What one JSON value may be at a place in the chunk; each kind it is not refuses.
+    trait Shape<'de>: Sized {
+        type Out;
+        fn null(self) -> Option<Self::Out> {
+            None
+        }
+        fn text(self, _: Cow<'de, str>) -> Option<Self::Out> {
+            None
+        }
+        fn count(self, _: u64) -> Option<Self::Out> {
+            None
+        }
+        fn object<A: MapAccess<'de>>(self, _: A) -> Result<Self::Out, A::Error> {
+            Err(surprise())
+        }
+        fn list<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Out, A::Error> {
+            Err(surprise())
+        }
+    }
+
+    /// The one visitor: every kind of value serde_json reports, passed to the shape.
+    struct Read<S>(S);
+
+    impl<'de, S: Shape<'de>> Visitor<'de> for Read<S> {
+        type Value = S::Out;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(SURPRISE)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<S::Out, E> {
+            self.0.null().ok_or_else(surprise)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<S::Out, E> {
+            Err(surprise())
+        }
+        fn visit_u64<E: de::Error>(self, n: u64) -> Result<S::Out, E> {
+            self.0.count(n).ok_or_else(surprise)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<S::Out, E> {
+            Err(surprise())
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<S::Out, E> {
+            Err(surprise())
+        }
+        fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<S::Out, E> {
+            self.0.text(Cow::Borrowed(s)).ok_or_else(surprise)
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<S::Out, E> {
+            self.0.text(Cow::Owned(s.to_owned())).ok_or_else(surprise)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<S::Out, A::Error> {
+            self.0.list(seq)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<S::Out, A::Error> {
+            self.0.object(map)
+        }
+    }
+
+    impl<'de, S: Shape<'de>> DeserializeSeed<'de> for Read<S> {
+        type Value = S::Out;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Out, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    /// A key, or a string value (`None` for `null`).
+    struct Key;
+    impl<'de> Shape<'de> for Key {
+        type Out = Cow<'de, str>;
+        fn text(self, s: Cow<'de, str>) -> Option<Self::Out> {
+            Some(s)
+        }
+    }
+    struct Text;
+    impl<'de> Shape<'de> for Text {
+        type Out = Option<Cow<'de, str>>;
+        fn null(self) -> Option<Self::Out> {
+            Some(None)
+        }
+        fn text(self, s: Cow<'de, str>) -> Option<Self::Out> {
+            Some(Some(s))
+        }
+    }
+    /// A tool call's `index`: a non-negative integer or `null`.
+    struct Index;
+    impl<'de> Shape<'de> for Index {
+        type Out = Option<u64>;
+        fn null(self) -> Option<Self::Out> {
+            Some(None)
+        }
+        fn count(self, n: u64) -> Option<Self::Out> {
+            Some(Some(n))
+        }
+    }
+
+    /// Each member of an object, its value read by `member`; a key seen twice is a surprise.
+    fn members<'de, A: MapAccess<'de>>(
+        mut map: A,
+        keys: &[&str],
+        mut member: impl FnMut(usize, &mut A) -> Result<(), A::Error>,
+    ) -> Result<(), A::Error> {
+        let mut seen = 0u32;
+        while let Some(key) = map.next_key_seed(Read(Key))? {
+            match keys.iter().position(|k| *k == key) {
+                Some(i) => {
+                    let bit = 1u32 << i;
+                    if seen & bit != 0 {
+                        return Err(surprise());
+                    }
+                    seen |= bit;
+                    member(i, &mut map)?;
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn text<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
+        map.next_value_seed(Read(Text))
+    }
+
+    /// A value kept whole; `null` as absent.
+    fn value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Value>, A::Error> {
+        Ok(Some(map.next_value::<Value>()?).filter(|v| !v.is_null()))
+    }
+
+    struct Chunk;
+    impl<'de> Shape<'de> for Chunk {
+        type Out = Wire<'de>;
+        fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
+            let mut w = Wire::default();
+            members(
+                map,
+                &["id", "model", "usage", "choices", "error"],
+                |i, m| {
+                    match i {
+                        0 => w.id = text(m)?,
+                        1 => w.model = text(m)?,
+                        // `null` kept: it tells the choice's count not to be used.
+                        2 => w.usage = Some(m.next_value::<Value>()?),
+                        3 => w.choice = m.next_value_seed(Read(Choices))?,
+                        _ => w.error = value(m)?,
+                    }
+                    Ok(())
+                },
+            )?;
+            Ok(w)
+        }
+    }
+
+    /// `choices`: the first one, the rest skipped; `null` as none.
+    struct Choices;
+    impl<'de> Shape<'de> for Choices {
+        type Out = Option<WireChoice<'de>>;
+        fn null(self) -> Option<Self::Out> {
+            Some(None)
+        }
+        fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Out, A::Error> {
+            let head = seq.next_element_seed(Read(Choice))?;
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(head)
+        }
+    }
+
+    struct Choice;
+    impl<'de> Shape<'de> for Choice {
+        type Out = WireChoice<'de>;
+        fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
+            let mut c = WireChoice::default();
+            members(map, &["delta", "finish_reason", "usage"], |i, m| {
+                match i {
+                    0 => c.delta = m.next_value_seed(Read(Delta))?,
+                    1 => c.finish_reason = text(m)?,
+                    _ => c.usage = value(m)?,
+                }
+                Ok(())
+            })?;
+            Ok(c)
+        }
+    }
+
+    struct Delta;
+    impl<'de> Shape<'de> for Delta {
+        type Out = Option<WireDelta<'de>>;
+        fn null(self) -> Option<Self::Out> {
+            Some(None)
+        }
+        fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
+            let mut d = WireDelta::default();
+            let keys = [
+                "content",
+                "reasoning_content",
+                "reasoning",
+                "reasoning_text",
+                "reasoning_details",
+                "tool_calls",
+            ];
+            members(map, &keys, |i, m| {
+                match i {
+                    0 => d.content = text(m)?,
+                    1 => d.reasoning_content = text(m)?,
+                    2 => d.reasoning = text(m)?,
+                    3 => d.reasoning_text = text(m)?,
+                    4 => d.reasoning_details = value(m)?,
+                    _ => d.tool_calls = m.next_value_seed(Read(Calls))?,
+                }
+                Ok(())
+            })?;
+            Ok(Some(d))
+        }
+    }
+
+    struct Calls;
+    impl<'de> Shape<'de> for Calls {
+        type Out = Option<Vec<WireCall<'de>>>;
+        fn null(self) -> Option<Self::Out> {
+            Some(None)
+        }
+        fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Out, A::Error> {
+            let mut calls = Vec::new();
+            while let Some(call) = seq.next_element_seed(Read(Call))? {
+                calls.push(call);
+            }
+            Ok(Some(calls))
+        }
+    }
+
+    struct Call;
+    impl<'de> Shape<'de> for Call {
+        type Out = WireCall<'de>;
+        fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
+            let mut c = WireCall::default();
+            members(map, &["index", "id", "function"], |i, m| {
+                match i {
+                    0 => c.index = m.next_value_seed(Read(Index))?,
+                    1 => c.id = text(m)?,
+                    _ => c.function = m.next_value_seed(Read(Function))?,
+                }
+                Ok(())
+            })?;
+            Ok(c)
+        }
+    }
+
+    struct Function;
+    impl<'de> Shape<'de> for Function {
+        type Out = Option<WireFunction<'de>>;
+        fn null(self) -> Option<Self::Out> {
+            Some(None)
+        }
+        fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
+            let mut f = WireFunction::default();
+            members(map, &["name", "arguments"], |i, m| {
+                match i {
+                    0 => f.name = text(m)?,
+                    _ => f.arguments = text(m)?,
+                }
+                Ok(())
+            })?;
+            Ok(Some(f))
+        }
+    }
+
+    /// The chunk `data`, read typed; `None` when it is not of the usual shape (or not JSON).
+    pub(super) fn chunk(data: &str) -> Option<Wire<'_>> {
+        let mut de = serde_json::Deserializer::from_str(data);
+        let wire = Read(Chunk).deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        Some(wire)
+    }
 }
 
 impl<'a> Wire<'a> {
@@ -311,7 +560,7 @@ impl ChatCompletionsDecoder {
     ) -> Result<(), String> {
         let malformed = |e| format!("Malformed JSON in stream event: {e}");
         let data = crate::json::prepare(data).map_err(malformed)?;
-        if let Ok(wire) = crate::json::from_prepared::<Wire>(&data) {
+        if let Some(wire) = read::chunk(&data) {
             return self.apply(wire, out);
         }
         let chunk: Value = crate::json::from_prepared(&data).map_err(malformed)?;
@@ -743,5 +992,54 @@ impl Decoder for ChatCompletionsDecoder {
         out: &mut Vec<AssistantMessageEvent>,
     ) -> AgentMessage {
         ChatCompletionsDecoder::fail(self, message, aborted, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read;
+
+    /// The usual chunks are read typed (the fast path); every surprise gives up, so the
+    /// lenient tree reading decides those.
+    #[test]
+    fn typed_reading_takes_the_usual_shape_and_gives_up_on_surprises() {
+        let usual = r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",
+            "choices":[{"index":0,"delta":{"role":"assistant","content":"h\u00e9","tool_calls":[
+            {"index":0,"id":"t","type":"function","function":{"name":"f","arguments":"{\"a\""}}]},
+            "finish_reason":null,"logprobs":null},{"index":1}],"usage":null}"#;
+        let wire = read::chunk(usual).unwrap();
+        assert_eq!(wire.id.as_deref(), Some("c1"));
+        assert_eq!(
+            wire.usage,
+            Some(serde_json::Value::Null),
+            "a null usage is kept"
+        );
+        let choice = wire.choice.unwrap();
+        assert!(choice.finish_reason.is_none());
+        let delta = choice.delta.unwrap();
+        assert_eq!(delta.content.as_deref(), Some("hé"));
+        let calls = delta.tool_calls.unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].index, Some(0));
+        let f = calls[0].function.as_ref().unwrap();
+        assert_eq!(f.arguments.as_deref(), Some("{\"a\""));
+        assert!(read::chunk(r#"{"choices":null,"error":null}"#).is_some());
+        assert!(read::chunk(r#"{"choices":[]}"#).unwrap().choice.is_none());
+
+        for odd in [
+            r#"{"id":"a","id":"b"}"#,
+            r#"{"id":1}"#,
+            r#"{"choices":[null]}"#,
+            r#"{"choices":{}}"#,
+            r#"{"choices":[{"delta":{"content":[{"type":"text","text":"x"}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1.5}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":-1}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[null]}}]}"#,
+            r#"["id","model"]"#,
+            r#"{"id":"a"} x"#,
+            "7.5",
+        ] {
+            assert!(read::chunk(odd).is_none(), "{odd}");
+        }
     }
 }

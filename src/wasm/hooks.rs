@@ -405,7 +405,10 @@ impl Hooks for JsHooks {
                 return Ok(Some(if s == "rerun" {
                     Interrupted::Rerun
                 } else {
-                    Interrupted::Invalid(format!("the string {s:?}"))
+                    Interrupted::Invalid(format!(
+                        "the string {}",
+                        crate::jsnum::json_stringify(&Value::String(s))
+                    ))
                 }));
             }
             let json = json_of(&v, "onInterruptedToolCall's result")?;
@@ -417,7 +420,7 @@ impl Hooks for JsHooks {
                     Interrupted::Invalid("a result whose content is not an array".into())
                 }
                 Value::Array(_) => Interrupted::Invalid("an array".into()),
-                other => Interrupted::Invalid(format!("{other}")),
+                other => Interrupted::Invalid(crate::jsnum::json_stringify(other)),
             }))
         }))
     }
