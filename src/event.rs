@@ -7,6 +7,7 @@
 //! tests and hosts that want them; the JS binding renders events without them.
 //! Depends on `message` only.
 
+use crate::json::Put;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -237,13 +238,13 @@ impl AssistantMessageEvent {
     pub fn to_json(&self) -> Value {
         use AssistantMessageEvent::*;
         let mut o = Object::new();
-        o.insert("type".into(), self.kind().into());
+        o.put("type", self.kind().into());
         match self {
             Start { .. } => {}
             TextStart { content_index, .. }
             | ThinkingStart { content_index, .. }
             | ToolcallStart { content_index, .. } => {
-                o.insert("contentIndex".into(), num(*content_index as f64));
+                o.put("contentIndex", num(*content_index as f64));
             }
             TextDelta {
                 content_index,
@@ -260,8 +261,8 @@ impl AssistantMessageEvent {
                 delta,
                 ..
             } => {
-                o.insert("contentIndex".into(), num(*content_index as f64));
-                o.insert("delta".into(), delta.as_str().into());
+                o.put("contentIndex", num(*content_index as f64));
+                o.put("delta", delta.as_str().into());
             }
             TextEnd {
                 content_index,
@@ -273,28 +274,28 @@ impl AssistantMessageEvent {
                 content,
                 ..
             } => {
-                o.insert("contentIndex".into(), num(*content_index as f64));
-                o.insert("content".into(), content.as_str().into());
+                o.put("contentIndex", num(*content_index as f64));
+                o.put("content", content.as_str().into());
             }
             ToolcallEnd {
                 content_index,
                 tool_call,
                 ..
             } => {
-                o.insert("contentIndex".into(), num(*content_index as f64));
-                o.insert("toolCall".into(), tool_call.clone());
+                o.put("contentIndex", num(*content_index as f64));
+                o.put("toolCall", tool_call.clone());
             }
             Done { reason, message } => {
-                o.insert("reason".into(), reason.as_str().into());
-                o.insert("message".into(), (**message).clone());
+                o.put("reason", reason.as_str().into());
+                o.put("message", (**message).clone());
             }
             Error { reason, error } => {
-                o.insert("reason".into(), reason.as_str().into());
-                o.insert("error".into(), (**error).clone());
+                o.put("reason", reason.as_str().into());
+                o.put("error", (**error).clone());
             }
         }
         if let Some(p) = self.partial() {
-            o.insert("partial".into(), p.borrow().clone());
+            o.put("partial", p.borrow().clone());
         }
         Value::Object(o)
     }
@@ -444,29 +445,29 @@ impl AgentEvent {
     pub fn to_json(&self) -> Value {
         use AgentEvent::*;
         let mut o = Object::new();
-        o.insert("type".into(), self.kind().into());
+        o.put("type", self.kind().into());
         let list = |ms: &[AgentMessage]| Value::Array(ms.iter().map(|m| (**m).clone()).collect());
         match self {
             AgentStart | TurnStart => {}
             MessageStart { message } | MessageEnd { message } => {
-                o.insert("message".into(), (**message).clone());
+                o.put("message", (**message).clone());
             }
             MessageUpdate { event } => {
-                o.insert("assistantMessageEvent".into(), event.to_json());
+                o.put("assistantMessageEvent", event.to_json());
                 let message = event
                     .partial()
                     .map(|p| p.borrow().clone())
                     .unwrap_or(Value::Null);
-                o.insert("message".into(), message);
+                o.put("message", message);
             }
             ToolExecutionStart {
                 tool_call_id,
                 tool_name,
                 args,
             } => {
-                o.insert("toolCallId".into(), tool_call_id.as_str().into());
-                o.insert("toolName".into(), tool_name.as_str().into());
-                o.insert("args".into(), (**args).clone());
+                o.put("toolCallId", tool_call_id.as_str().into());
+                o.put("toolName", tool_name.as_str().into());
+                o.put("args", (**args).clone());
             }
             ToolExecutionUpdate {
                 tool_call_id,
@@ -474,10 +475,10 @@ impl AgentEvent {
                 args,
                 partial_result,
             } => {
-                o.insert("toolCallId".into(), tool_call_id.as_str().into());
-                o.insert("toolName".into(), tool_name.as_str().into());
-                o.insert("args".into(), (**args).clone());
-                o.insert("partialResult".into(), (**partial_result).clone());
+                o.put("toolCallId", tool_call_id.as_str().into());
+                o.put("toolName", tool_name.as_str().into());
+                o.put("args", (**args).clone());
+                o.put("partialResult", (**partial_result).clone());
             }
             ToolExecutionEnd {
                 tool_call_id,
@@ -486,23 +487,23 @@ impl AgentEvent {
                 is_error,
                 duration_ms,
             } => {
-                o.insert("toolCallId".into(), tool_call_id.as_str().into());
-                o.insert("toolName".into(), tool_name.as_str().into());
-                o.insert("result".into(), (**result).clone());
-                o.insert("isError".into(), (*is_error).into());
+                o.put("toolCallId", tool_call_id.as_str().into());
+                o.put("toolName", tool_name.as_str().into());
+                o.put("result", (**result).clone());
+                o.put("isError", (*is_error).into());
                 if let Some(d) = duration_ms {
-                    o.insert("durationMs".into(), num(*d));
+                    o.put("durationMs", num(*d));
                 }
             }
             TurnEnd {
                 message,
                 tool_results,
             } => {
-                o.insert("message".into(), (**message).clone());
-                o.insert("toolResults".into(), list(tool_results));
+                o.put("message", (**message).clone());
+                o.put("toolResults", list(tool_results));
             }
             AgentEnd { messages } => {
-                o.insert("messages".into(), list(messages));
+                o.put("messages", list(messages));
             }
         }
         Value::Object(o)

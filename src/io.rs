@@ -7,6 +7,7 @@
 //! `Result` whose error is the host's thrown value ([`Thrown`]), because host code may throw
 //! anything. Must not depend on wasm-bindgen, js-sys, threads or the system clock.
 
+use crate::json::Put;
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
@@ -120,7 +121,7 @@ pub trait AssistantStream {
     /// holds the message, so its object is never changed under it (L-173).
     fn with_thinking_level(&mut self, mut message: AgentMessage, level: &str) -> AgentMessage {
         if let Value::Object(o) = Rc::make_mut(&mut message) {
-            o.insert("thinkingLevel".into(), level.into());
+            o.put("thinkingLevel", level.into());
         }
         message
     }

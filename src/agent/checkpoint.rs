@@ -24,6 +24,7 @@
 //! A context or model that a hook returned for the rest of the run is not kept; the hooks
 //! run again at their next call. Depends on `io`, `event`, `message`.
 
+use crate::json::Put;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -376,11 +377,11 @@ impl Position {
 
 fn ended_json(e: &Ended) -> Value {
     let mut o = Object::new();
-    o.insert("id".into(), e.id.clone().into());
-    o.insert("result".into(), (*e.result).clone());
-    o.insert("isError".into(), e.is_error.into());
+    o.put("id", e.id.clone().into());
+    o.put("result", (*e.result).clone());
+    o.put("isError", e.is_error.into());
     if let Some(d) = e.duration_ms {
-        o.insert("durationMs".into(), num(d));
+        o.put("durationMs", num(d));
     }
     Value::Object(o)
 }

@@ -6,6 +6,7 @@
 //! error results (L-101, L-104, L-110). Only a throwing event sink or update sink rejects
 //! (L-82, L-106). Depends on `io`, `message`, `validate`.
 
+use crate::json::Put;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -131,7 +132,7 @@ async fn prepare(
                     error_tool_result(reason.as_deref().unwrap_or("Tool execution was blocked"));
                 if d.terminate {
                     if let Value::Object(o) = &mut result {
-                        o.insert("terminate".into(), true.into());
+                        o.put("terminate", true.into());
                     }
                 }
                 return Preparation::Immediate { result };
@@ -154,7 +155,7 @@ fn prepare_and_validate(
         Some(Err(thrown)) => return Err(thrown.message),
         Some(Ok(args)) => {
             let mut copy = call.as_object().cloned().unwrap_or_default();
-            copy.insert("arguments".into(), args);
+            copy.put("arguments", args);
             prepared = Value::Object(copy);
             &prepared
         }
@@ -310,7 +311,7 @@ async fn finalize(
                 merge_field(&mut o, "terminate", a.terminate);
                 match structured {
                     Some(s) => {
-                        o.insert("structuredContent".into(), s);
+                        o.put("structuredContent", s);
                     }
                     None => {
                         o.shift_remove("structuredContent");
@@ -371,7 +372,7 @@ pub async fn run_tool_call(
 /// L-120: the tool-result message, keys in pi's order.
 pub fn tool_result_message(outcome: &ToolCallOutcome, now: f64) -> AgentMessage {
     let mut o = Object::new();
-    o.insert("role".into(), "toolResult".into());
+    o.put("role", "toolResult".into());
     o.insert(
         "toolCallId".into(),
         str_field(&outcome.tool_call, "id").into(),
@@ -390,11 +391,11 @@ pub fn tool_result_message(outcome: &ToolCallOutcome, now: f64) -> AgentMessage 
             o.insert(key.into(), v.clone());
         }
     }
-    o.insert("isError".into(), outcome.is_error.into());
+    o.put("isError", outcome.is_error.into());
     if let Some(d) = outcome.duration_ms {
-        o.insert("durationMs".into(), num(d));
+        o.put("durationMs", num(d));
     }
-    o.insert("timestamp".into(), num(now));
+    o.put("timestamp", num(now));
     Rc::new(Value::Object(o))
 }
 

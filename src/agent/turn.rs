@@ -9,6 +9,7 @@
 //!   the provider still holds the object (L-173);
 //! - the partial is never left in the transcript (L-89): the final message replaces it.
 
+use crate::json::Put;
 use std::rc::Rc;
 
 use serde_json::Value;
@@ -148,8 +149,8 @@ fn synthesize_error(
         Some(Value::Object(o)) => o,
         _ => {
             let mut o = Object::new();
-            o.insert("role".into(), "assistant".into());
-            o.insert("content".into(), Value::Array(Vec::new()));
+            o.put("role", "assistant".into());
+            o.put("content", Value::Array(Vec::new()));
             for key in ["api", "provider"] {
                 o.insert(
                     key.into(),
@@ -160,14 +161,14 @@ fn synthesize_error(
                 "model".into(),
                 config.model.get("id").cloned().unwrap_or_else(|| "".into()),
             );
-            o.insert("usage".into(), zero_usage());
-            o.insert("timestamp".into(), num(host.clock.now()));
+            o.put("usage", zero_usage());
+            o.put("timestamp", num(host.clock.now()));
             o
         }
     };
     let reason = if host.aborted() { "aborted" } else { "error" };
-    o.insert("stopReason".into(), reason.into());
-    o.insert("errorMessage".into(), why.into());
+    o.put("stopReason", reason.into());
+    o.put("errorMessage", why.into());
     Rc::new(Value::Object(o))
 }
 

@@ -11,6 +11,7 @@
 //! Typed forms (`types.rs`: messages, content blocks, [`Usage`], [`StopReason`],
 //! [`ThinkingLevel`]) serve the providers and tests. Depends only on serde and serde_json.
 
+use crate::json::Put;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
@@ -101,16 +102,16 @@ pub fn content_text(content: Option<&Value>, separator: &str) -> String {
 /// `{ type: "text", text }`.
 pub fn text_block(text: &str) -> Value {
     let mut o = Object::new();
-    o.insert("type".into(), "text".into());
-    o.insert("text".into(), text.into());
+    o.put("type", "text".into());
+    o.put("text", text.into());
     Value::Object(o)
 }
 
 /// L-116: `{ content: [{ type: "text", text }], details: {} }`.
 pub fn error_tool_result(text: &str) -> Value {
     let mut o = Object::new();
-    o.insert("content".into(), Value::Array(vec![text_block(text)]));
-    o.insert("details".into(), Value::Object(Object::new()));
+    o.put("content", Value::Array(vec![text_block(text)]));
+    o.put("details", Value::Object(Object::new()));
     Value::Object(o)
 }
 

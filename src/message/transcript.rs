@@ -5,6 +5,7 @@
 //! `JSON.stringify(toToolDeclaration(x))` (L-26): key order counts. Pure: depends on the
 //! rest of `message` only; the loop and the request builders both read it.
 
+use crate::json::Put;
 use std::rc::Rc;
 
 use serde_json::Value;
@@ -22,12 +23,12 @@ pub fn create_initial_system_message(
         return None;
     }
     let mut o = Object::new();
-    o.insert("role".into(), "system".into());
-    o.insert("content".into(), system_prompt.unwrap_or("").into());
+    o.put("role", "system".into());
+    o.put("content", system_prompt.unwrap_or("").into());
     if !tools.is_empty() {
-        o.insert("toolsAdded".into(), Value::Array(tools.to_vec()));
+        o.put("toolsAdded", Value::Array(tools.to_vec()));
     }
-    o.insert("timestamp".into(), num(0.0));
+    o.put("timestamp", num(0.0));
     Some(Value::Object(o))
 }
 
@@ -70,14 +71,14 @@ pub fn to_tool_declaration(decl: &Value) -> Value {
         decl.get("name").cloned().unwrap_or(Value::Null),
     );
     if let Some(d) = decl.get("description") {
-        o.insert("description".into(), d.clone());
+        o.put("description", d.clone());
     }
     o.insert(
         "parameters".into(),
         decl.get("parameters").cloned().unwrap_or(Value::Null),
     );
     if let Some(c) = decl.get("constrainedSampling") {
-        o.insert("constrainedSampling".into(), c.clone());
+        o.put("constrainedSampling", c.clone());
     }
     Value::Object(o)
 }
@@ -123,7 +124,7 @@ pub fn get_tool_state_changes(previous: &[Value], current: &[Value]) -> ToolChan
         })
         .map(|t| {
             let mut o = Object::new();
-            o.insert("name".into(), name_of(t).into());
+            o.put("name", name_of(t).into());
             Value::Object(o)
         })
         .collect();
@@ -166,15 +167,15 @@ pub fn get_current_system_message<'a>(
         return None;
     }
     let mut o = Object::new();
-    o.insert("role".into(), "system".into());
-    o.insert("content".into(), content.join("\n\n").into());
+    o.put("role", "system".into());
+    o.put("content", content.join("\n\n").into());
     if !sections.is_empty() {
-        o.insert("sections".into(), Value::Object(sections));
+        o.put("sections", Value::Object(sections));
     }
     if !tools.is_empty() {
-        o.insert("toolsAdded".into(), Value::Array(tools));
+        o.put("toolsAdded", Value::Array(tools));
     }
-    o.insert("timestamp".into(), timestamp.unwrap_or_else(|| num(0.0)));
+    o.put("timestamp", timestamp.unwrap_or_else(|| num(0.0)));
     Some(Value::Object(o))
 }
 
@@ -267,9 +268,9 @@ pub fn declare_tool_changes(
                 return pending.to_vec();
             }
             let mut o = Object::new();
-            o.insert("role".into(), "system".into());
-            o.insert("content".into(), "".into());
-            o.insert("timestamp".into(), num(now));
+            o.put("role", "system".into());
+            o.put("content", "".into());
+            o.put("timestamp", num(now));
             let update = Rc::new(with_tool_changes(&Value::Object(o), &changes));
             let at = pending
                 .iter()

@@ -10,6 +10,7 @@
 //! use) into the `.wasm`. The serde impls below go through those functions; nothing in the
 //! core calls them, so they cost the `.wasm` nothing (the tests' typed fixtures use them).
 
+use crate::json::Put;
 use serde_json::{Map, Value};
 
 /// L-05. Only `error`, `aborted` and `length` matter to the loop.
@@ -145,13 +146,13 @@ fn optional_number(o: &Map<String, Value>, key: &str) -> Option<Option<f64>> {
 impl Cost {
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
-        o.insert("input".into(), num(self.input));
-        o.insert("output".into(), num(self.output));
-        o.insert("cacheRead".into(), num(self.cache_read));
-        o.insert("cacheWrite".into(), num(self.cache_write));
-        o.insert("total".into(), num(self.total));
+        o.put("input", num(self.input));
+        o.put("output", num(self.output));
+        o.put("cacheRead", num(self.cache_read));
+        o.put("cacheWrite", num(self.cache_write));
+        o.put("total", num(self.total));
         if let Some(b) = self.total_from_provider {
-            o.insert("totalFromProvider".into(), Value::Bool(b));
+            o.put("totalFromProvider", Value::Bool(b));
         }
         Value::Object(o)
     }
@@ -189,18 +190,18 @@ impl Usage {
     /// pi's usage object: the counts, the two optional ones when set, the cost, then `extra`.
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
-        o.insert("input".into(), num(self.input));
-        o.insert("output".into(), num(self.output));
-        o.insert("cacheRead".into(), num(self.cache_read));
-        o.insert("cacheWrite".into(), num(self.cache_write));
+        o.put("input", num(self.input));
+        o.put("output", num(self.output));
+        o.put("cacheRead", num(self.cache_read));
+        o.put("cacheWrite", num(self.cache_write));
         if let Some(n) = self.cache_write_1h {
-            o.insert("cacheWrite1h".into(), num(n));
+            o.put("cacheWrite1h", num(n));
         }
         if let Some(n) = self.reasoning {
-            o.insert("reasoning".into(), num(n));
+            o.put("reasoning", num(n));
         }
-        o.insert("totalTokens".into(), num(self.total_tokens));
-        o.insert("cost".into(), self.cost.to_value());
+        o.put("totalTokens", num(self.total_tokens));
+        o.put("cost", self.cost.to_value());
         for (k, v) in &self.extra {
             o.insert(k.clone(), v.clone());
         }

@@ -14,6 +14,7 @@
 //! content exists, as in pi-ai, but fallback pricing is not applied) and the
 //! `input_transformations` diagnostics.
 
+use crate::json::Put;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
@@ -242,17 +243,17 @@ impl AnthropicDecoder {
             ),
             Some("redacted_thinking") => {
                 let mut b = Map::new();
-                b.insert("type".into(), "thinking".into());
-                b.insert("thinking".into(), "[Reasoning redacted]".into());
+                b.put("type", "thinking".into());
+                b.put("thinking", "[Reasoning redacted]".into());
                 if let Some(d) = str_of(content, "data") {
-                    b.insert("thinkingSignature".into(), d.into());
+                    b.put("thinkingSignature", d.into());
                 }
-                b.insert("redacted".into(), true.into());
+                b.put("redacted", true.into());
                 ("thinking", Value::Object(b))
             }
             Some("tool_use") => {
                 let mut b = Map::new();
-                b.insert("type".into(), "toolCall".into());
+                b.put("type", "toolCall".into());
                 // Untrusted: a call always has string id and name and object arguments.
                 for key in ["id", "name"] {
                     b.insert(key.into(), str_of(content, key).unwrap_or("").into());
@@ -262,7 +263,7 @@ impl AnthropicDecoder {
                     .filter(|i| i.is_object())
                     .cloned()
                     .unwrap_or_else(|| Value::Object(Map::new()));
-                b.insert("arguments".into(), input);
+                b.put("arguments", input);
                 ("toolCall", Value::Object(b))
             }
             _ => return Ok(()),
@@ -328,7 +329,7 @@ impl AnthropicDecoder {
                 if args.text.is_empty() && !json.is_empty() {
                     // The streamed text replaces any input the start event carried.
                     super::edit_block(&self.partial, at, |b| {
-                        b.insert("arguments".into(), Value::Object(Map::new()))
+                        b.put("arguments", Value::Object(Map::new()))
                     });
                 }
                 args.append(&self.partial, at, json);
@@ -345,7 +346,7 @@ impl AnthropicDecoder {
                     match b.get_mut("thinkingSignature") {
                         Some(Value::String(s)) => s.push_str(&sig),
                         _ => {
-                            b.insert("thinkingSignature".into(), sig.into());
+                            b.put("thinkingSignature", sig.into());
                         }
                     }
                 });

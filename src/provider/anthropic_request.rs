@@ -15,6 +15,7 @@
 //! models and strict tools.
 //! Pure: JSON in, JSON out.
 
+use crate::json::Put;
 use serde_json::{Map, Value};
 
 use super::compat_flag;
@@ -140,9 +141,9 @@ fn assistant_blocks(m: &Value, allow_empty_signature: bool) -> Vec<Value> {
             "thinking" => {
                 if b.get("redacted") == Some(&Value::Bool(true)) {
                     let mut r = Map::new();
-                    r.insert("type".into(), "redacted_thinking".into());
+                    r.put("type", "redacted_thinking".into());
                     if let Some(sig) = b.get("thinkingSignature") {
-                        r.insert("data".into(), sig.clone());
+                        r.put("data", sig.clone());
                     }
                     blocks.push(Value::Object(r));
                     continue;
@@ -238,11 +239,11 @@ fn convert_messages(messages: &[Value], allow_empty_signature: bool) -> Vec<Valu
                         None => (result_content(content), Vec::new()),
                     };
                     let mut r = Map::new();
-                    r.insert("type".into(), "tool_result".into());
-                    r.insert("tool_use_id".into(), str_field(t, "toolCallId").into());
-                    r.insert("content".into(), content);
+                    r.put("type", "tool_result".into());
+                    r.put("tool_use_id", str_field(t, "toolCallId").into());
+                    r.put("content", content);
                     if let Some(e) = t.get("isError") {
-                        r.insert("is_error".into(), e.clone());
+                        r.put("is_error", e.clone());
                     }
                     results.push(Value::Object(r));
                     images.extend(extra);
@@ -280,7 +281,7 @@ fn mark_last_message(messages: &mut [Value], cache_control: &Value) {
                     Some("text" | "image" | "tool_result" | "tool_addition" | "tool_removal")
                 );
                 if cacheable {
-                    b.insert("cache_control".into(), cache_control.clone());
+                    b.put("cache_control", cache_control.clone());
                 }
             }
         }
@@ -412,25 +413,25 @@ pub fn build_request(
     }
 
     let mut p = Map::new();
-    p.insert("model".into(), str_field(model, "id").into());
-    p.insert("messages".into(), Value::Array(converted));
-    p.insert("max_tokens".into(), num(max_tokens));
-    p.insert("stream".into(), true.into());
+    p.put("model", str_field(model, "id").into());
+    p.put("messages", Value::Array(converted));
+    p.put("max_tokens", num(max_tokens));
+    p.put("stream", true.into());
     if !system_text.is_empty() {
         let mut block = Map::new();
-        block.insert("type".into(), "text".into());
-        block.insert("text".into(), sanitize(&system_text).into());
+        block.put("type", "text".into());
+        block.put("text", sanitize(&system_text).into());
         if let Some(cc) = &cache_control {
-            block.insert("cache_control".into(), cc.clone());
+            block.put("cache_control", cc.clone());
         }
-        p.insert("system".into(), crate::value!([Value::Object(block)]));
+        p.put("system", crate::value!([Value::Object(block)]));
     }
     if let (Some(t), false, true) = (
         options.temperature,
         thinking_enabled,
         compat_flag(model, "supportsTemperature", true),
     ) {
-        p.insert("temperature".into(), num(t));
+        p.put("temperature", num(t));
     }
     if !tools.is_empty() {
         let eager = compat_flag(model, "supportsEagerToolInputStreaming", true);
@@ -444,7 +445,7 @@ pub fn build_request(
             .map(|(i, t)| {
                 let schema = t.get("parameters").unwrap_or(&Value::Null);
                 let mut input = Map::new();
-                input.insert("type".into(), "object".into());
+                input.put("type", "object".into());
                 input.insert(
                     "properties".into(),
                     schema
@@ -465,28 +466,28 @@ pub fn build_request(
                     }
                 }
                 let mut d = Map::new();
-                d.insert("name".into(), t.get("name").cloned().unwrap_or(Value::Null));
+                d.put("name", t.get("name").cloned().unwrap_or(Value::Null));
                 if let Some(desc) = t.get("description") {
-                    d.insert("description".into(), desc.clone());
+                    d.put("description", desc.clone());
                 }
                 if eager {
-                    d.insert("eager_input_streaming".into(), true.into());
+                    d.put("eager_input_streaming", true.into());
                 }
-                d.insert("input_schema".into(), Value::Object(input));
+                d.put("input_schema", Value::Object(input));
                 if let (Some(cc), true) = (cache_tools, i + 1 == count) {
-                    d.insert("cache_control".into(), cc.clone());
+                    d.put("cache_control", cc.clone());
                 }
                 Value::Object(d)
             })
             .collect();
-        p.insert("tools".into(), Value::Array(list));
+        p.put("tools", Value::Array(list));
     }
     let off_is_null = model
         .get("thinkingLevelMap")
         .and_then(|m| m.get("off"))
         .is_some_and(Value::is_null);
     if reasoning_model && !thinking_enabled && !off_is_null {
-        p.insert("thinking".into(), crate::value!({"type": "disabled"}));
+        p.put("thinking", crate::value!({"type": "disabled"}));
     } else if reasoning_model && thinking_enabled {
         if adaptive {
             p.insert(
@@ -494,7 +495,7 @@ pub fn build_request(
                 crate::value!({"type": "adaptive", "display": "summarized"}),
             );
             let effort = effort_for(model, level.as_deref().unwrap_or("high"));
-            p.insert("output_config".into(), crate::value!({"effort": effort}));
+            p.put("output_config", crate::value!({"effort": effort}));
         } else {
             let budget = budget_tokens.filter(|b| *b != 0.0).unwrap_or(1024.0);
             p.insert(
@@ -504,14 +505,14 @@ pub fn build_request(
         }
     }
     if let Some(id) = &options.user_id {
-        p.insert("metadata".into(), crate::value!({"user_id": id}));
+        p.put("metadata", crate::value!({"user_id": id}));
     }
     match &options.tool_choice {
         Some(Value::String(c)) if !c.is_empty() => {
-            p.insert("tool_choice".into(), crate::value!({"type": c}));
+            p.put("tool_choice", crate::value!({"type": c}));
         }
         Some(c) if !c.is_null() && c != &Value::Bool(false) => {
-            p.insert("tool_choice".into(), c.clone());
+            p.put("tool_choice", c.clone());
         }
         _ => {}
     }

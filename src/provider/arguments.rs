@@ -2,6 +2,7 @@
 //! streams (O(delta) per delta), then pi-ai's `parseToolCallArguments` (with `repairJson`)
 //! for the final value. Shared by every API's decoder.
 
+use crate::json::Put;
 use serde_json::{Map, Value};
 
 use super::edit_block;
@@ -38,7 +39,7 @@ impl ToolArgs {
     pub fn restart(&mut self, partial: &Partial, index: usize, text: &str) {
         *self = ToolArgs::default();
         edit_block(partial, index, |b| {
-            b.insert("arguments".into(), Value::Object(Map::new()));
+            b.put("arguments", Value::Object(Map::new()));
         });
         self.append(partial, index, text);
     }
@@ -48,9 +49,9 @@ impl ToolArgs {
     pub fn finish(&self, partial: &Partial, index: usize) -> Value {
         let (arguments, error) = parse_tool_call_arguments(&self.text);
         edit_block(partial, index, |b| {
-            b.insert("arguments".into(), arguments);
+            b.put("arguments", arguments);
             if let Some(e) = error {
-                b.insert("argumentsError".into(), e.into());
+                b.put("argumentsError", e.into());
             }
             Value::Object(b.clone())
         })

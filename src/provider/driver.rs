@@ -16,6 +16,7 @@
 //!
 //! Depends on `io`, `stream`, `message` and the provider modules; never on a host.
 
+use crate::json::Put;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::rc::Rc;
@@ -852,7 +853,7 @@ impl ProviderStream {
         let duration = self.services.clock.monotonic() - self.started;
         let mut result = result;
         if let Value::Object(o) = Rc::make_mut(&mut result) {
-            o.insert("durationMs".into(), crate::message::num(duration));
+            o.put("durationMs", crate::message::num(duration));
             self.scrub(o, None);
         }
         if let Some(partial) = self.partial.clone() {

@@ -9,6 +9,7 @@
 //! and `willContinue`, Vertex AI's `streamFunctionCallArguments`) forms one tool call with the
 //! arguments put together, where pi-ai makes one empty call per fragment.
 
+use crate::json::Put;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
@@ -345,7 +346,7 @@ impl GoogleDecoder {
             }
             if let Some(args) = call.get("args").filter(|a| a.is_object()) {
                 self.with_block(block, |b| {
-                    b.insert("arguments".into(), args.clone());
+                    b.put("arguments", args.clone());
                 });
             }
             out.push(self.call_delta(block, json_stringify(&Value::Object(delta))));
@@ -369,17 +370,17 @@ impl GoogleDecoder {
             }
         };
         let mut block = Map::new();
-        block.insert("type".into(), "toolCall".into());
-        block.insert("id".into(), id.into());
-        block.insert("name".into(), name.into());
+        block.put("type", "toolCall".into());
+        block.put("id", id.into());
+        block.put("name", name.into());
         let args = call
             .get("args")
             .filter(|a| !a.is_null())
             .cloned()
             .unwrap_or_else(|| Value::Object(Map::new()));
-        block.insert("arguments".into(), args);
+        block.put("arguments", args);
         if let Some(sig) = str_of(part, "thoughtSignature").filter(|s| !s.is_empty()) {
-            block.insert("thoughtSignature".into(), sig.into());
+            block.put("thoughtSignature", sig.into());
         }
         let index = self.push_block(Value::Object(block));
         out.push(AssistantMessageEvent::ToolcallStart {

@@ -10,6 +10,7 @@
 //! Not yet: JSON-schema constrained sampling (`VALIDATED` mode and strict schemas), custom
 //! `thinkingBudgets`, and `samplingParams`. Pure: JSON in, JSON out.
 
+use crate::json::Put;
 use serde_json::{Map, Value};
 
 use super::openai_completions_request::{clamp_max_tokens, clamp_thinking_level};
@@ -198,7 +199,7 @@ fn const_as_enum(schema: &Value, name_map: bool) -> Value {
                     .cloned()
                 {
                     out.remove("const");
-                    out.insert("enum".into(), Value::Array(vec![c]));
+                    out.put("enum", Value::Array(vec![c]));
                 }
             }
             Value::Object(out)
@@ -296,7 +297,7 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                             }
                             let mut p = crate::value!({"text": sanitize(text)});
                             if let (Some(s), Value::Object(o)) = (sig, &mut p) {
-                                o.insert("thoughtSignature".into(), s.into());
+                                o.put("thoughtSignature", s.into());
                             }
                             parts.push(p);
                         }
@@ -310,7 +311,7 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                                 let mut p =
                                     crate::value!({"thought": true, "text": sanitize(text)});
                                 if let (Some(s), Value::Object(o)) = (sig, &mut p) {
-                                    o.insert("thoughtSignature".into(), s.into());
+                                    o.put("thoughtSignature", s.into());
                                 }
                                 parts.push(p);
                             } else if !text.trim().is_empty() {
@@ -337,9 +338,9 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                                 );
                             }
                             let mut p = Map::new();
-                            p.insert("functionCall".into(), Value::Object(call));
+                            p.put("functionCall", Value::Object(call));
                             if let Some(s) = signature(same, b.get("thoughtSignature")) {
-                                p.insert("thoughtSignature".into(), s.into());
+                                p.put("thoughtSignature", s.into());
                             }
                             parts.push(Value::Object(p));
                         }
@@ -389,9 +390,9 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                 } else {
                     "output"
                 };
-                response.insert("response".into(), crate::value!({ key: shown }));
+                response.put("response", crate::value!({ key: shown }));
                 if !images.is_empty() && multimodal {
-                    response.insert("parts".into(), Value::Array(images.clone()));
+                    response.put("parts", Value::Array(images.clone()));
                 }
                 if with_ids {
                     response.insert(
@@ -487,7 +488,7 @@ pub fn build_body(
     }
     let mut generation = Map::new();
     if let Some(t) = options.temperature {
-        generation.insert("temperature".into(), crate::message::num(t));
+        generation.put("temperature", crate::message::num(t));
     }
     let requested = options
         .max_tokens
@@ -498,9 +499,9 @@ pub fn build_body(
         crate::message::num(clamp_max_tokens(model, messages, requested)),
     );
     if let Some(config) = thinking_config(model, options.reasoning)? {
-        generation.insert("thinkingConfig".into(), config);
+        generation.put("thinkingConfig", config);
     }
-    body.insert("generationConfig".into(), Value::Object(generation));
+    body.put("generationConfig", Value::Object(generation));
     let mut body = Value::Object(body);
     sdk_key_order(&mut body);
     Ok(body)

@@ -16,6 +16,7 @@ pub mod usage;
 
 pub use arguments::{parse_tool_call_arguments, repair_json, ToolArgs};
 
+use crate::json::Put;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -28,14 +29,14 @@ use crate::message::{num, zero_usage, AgentMessage, StopReason};
 pub fn new_partial(model: &Value, api: &str, now: f64) -> Partial {
     let field = |k: &str| model.get(k).cloned().unwrap_or_else(|| "".into());
     let mut o = Map::new();
-    o.insert("role".into(), "assistant".into());
-    o.insert("content".into(), Value::Array(Vec::new()));
-    o.insert("api".into(), api.into());
-    o.insert("provider".into(), field("provider"));
-    o.insert("model".into(), field("id"));
-    o.insert("usage".into(), zero_usage());
-    o.insert("stopReason".into(), "pending".into());
-    o.insert("timestamp".into(), num(now));
+    o.put("role", "assistant".into());
+    o.put("content", Value::Array(Vec::new()));
+    o.put("api", api.into());
+    o.put("provider", field("provider"));
+    o.put("model", field("id"));
+    o.put("usage", zero_usage());
+    o.put("stopReason", "pending".into());
+    o.put("timestamp", num(now));
     Rc::new(RefCell::new(Value::Object(o)))
 }
 

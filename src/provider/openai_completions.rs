@@ -16,6 +16,7 @@
 //! OpenRouter's `reasoning_details` become the thinking block's signature, as in pi-ai. Not
 //! read: grammar ("custom") tools.
 
+use crate::json::Put;
 use std::borrow::Cow;
 use std::rc::Rc;
 
@@ -751,10 +752,10 @@ impl ChatCompletionsDecoder {
         if !id.is_empty() || !name.is_empty() {
             super::edit_block(&self.partial, block, |b| {
                 if !id.is_empty() && b.get("id").and_then(Value::as_str) == Some("") {
-                    b.insert("id".into(), id.into());
+                    b.put("id", id.into());
                 }
                 if !name.is_empty() && b.get("name").and_then(Value::as_str) == Some("") {
-                    b.insert("name".into(), name.into());
+                    b.put("name", name.into());
                 }
             });
         }
@@ -829,7 +830,7 @@ impl ChatCompletionsDecoder {
                         let list = details.iter().map(detail_json).collect();
                         let signature = crate::jsnum::json_stringify(&Value::Array(list));
                         super::edit_block(&self.partial, i, |b| {
-                            b.insert("thinkingSignature".into(), signature.into());
+                            b.put("thinkingSignature", signature.into());
                         });
                     }
                     out.push(AssistantMessageEvent::ThinkingEnd {

@@ -17,6 +17,7 @@
 //! Anthropic-style cache control, prompt cache keys and session-affinity headers.
 //! Pure: JSON in, JSON out.
 
+use crate::json::Put;
 use serde_json::{Map, Value};
 
 use super::openai_completions::is_reasoning_detail;
@@ -461,11 +462,11 @@ pub fn build_params(
                         "(no tool output)".into()
                     };
                     let mut r = Map::new();
-                    r.insert("role".into(), "tool".into());
-                    r.insert("content".into(), sanitize(&shown).into());
-                    r.insert("tool_call_id".into(), str_field(t, "toolCallId").into());
+                    r.put("role", "tool".into());
+                    r.put("content", sanitize(&shown).into());
+                    r.put("tool_call_id", str_field(t, "toolCallId").into());
                     if compat.requires_tool_result_name && !str_field(t, "toolName").is_empty() {
-                        r.insert("name".into(), str_field(t, "toolName").into());
+                        r.put("name", str_field(t, "toolName").into());
                     }
                     out.push(Value::Object(r));
                     if has_images && vision {
@@ -497,9 +498,9 @@ pub fn build_params(
     }
 
     let mut p = Map::new();
-    p.insert("model".into(), id.into());
-    p.insert("messages".into(), Value::Array(out));
-    p.insert("stream".into(), true.into());
+    p.put("model", id.into());
+    p.put("messages", Value::Array(out));
+    p.put("stream", true.into());
     if compat.supports_usage_in_streaming {
         p.insert(
             "stream_options".into(),
@@ -507,7 +508,7 @@ pub fn build_params(
         );
     }
     if compat.supports_store {
-        p.insert("store".into(), false.into());
+        p.put("store", false.into());
     }
     let model_max = model
         .get("maxTokens")
@@ -518,31 +519,31 @@ pub fn build_params(
         p.insert(compat.max_tokens_field.clone(), num(max_tokens));
     }
     if let Some(t) = options.temperature {
-        p.insert("temperature".into(), num(t));
+        p.put("temperature", num(t));
     }
     if !tools.is_empty() {
         let list: Vec<Value> = tools
             .iter()
             .map(|t| {
                 let mut f = Map::new();
-                f.insert("name".into(), t.get("name").cloned().unwrap_or(Value::Null));
+                f.put("name", t.get("name").cloned().unwrap_or(Value::Null));
                 if let Some(d) = t.get("description") {
-                    f.insert("description".into(), d.clone());
+                    f.put("description", d.clone());
                 }
                 f.insert(
                     "parameters".into(),
                     t.get("parameters").cloned().unwrap_or(Value::Null),
                 );
                 if compat.supports_strict_mode {
-                    f.insert("strict".into(), false.into());
+                    f.put("strict", false.into());
                 }
                 crate::value!({"type": "function", "function": Value::Object(f)})
             })
             .collect();
-        p.insert("tools".into(), Value::Array(list));
+        p.put("tools", Value::Array(list));
     }
     if let Some(choice) = &options.tool_choice {
-        p.insert("tool_choice".into(), choice.clone());
+        p.put("tool_choice", choice.clone());
     }
     let effort = options
         .reasoning
@@ -558,31 +559,31 @@ pub fn build_params(
     match compat.thinking_format.as_str() {
         "deepseek" if reasoning_model => {
             if effort.is_some() {
-                p.insert("thinking".into(), crate::value!({"type": "enabled"}));
+                p.put("thinking", crate::value!({"type": "enabled"}));
             } else if !off_value.is_some_and(Value::is_null) {
-                p.insert("thinking".into(), crate::value!({"type": "disabled"}));
+                p.put("thinking", crate::value!({"type": "disabled"}));
             }
             if let (Some(e), true) = (&effort, compat.supports_reasoning_effort) {
-                p.insert("reasoning_effort".into(), mapped(e));
+                p.put("reasoning_effort", mapped(e));
             }
         }
         "openrouter" if reasoning_model => match &effort {
             Some(e) => {
-                p.insert("reasoning".into(), crate::value!({"effort": mapped(e)}));
+                p.put("reasoning", crate::value!({"effort": mapped(e)}));
             }
             None if !off_value.is_some_and(Value::is_null) => {
                 let off = off_value.cloned().unwrap_or_else(|| "none".into());
-                p.insert("reasoning".into(), crate::value!({"effort": off}));
+                p.put("reasoning", crate::value!({"effort": off}));
             }
             None => {}
         },
         "openai" if reasoning_model && compat.supports_reasoning_effort => match &effort {
             Some(e) => {
-                p.insert("reasoning_effort".into(), mapped(e));
+                p.put("reasoning_effort", mapped(e));
             }
             None => {
                 if let Some(Value::String(off)) = off_value {
-                    p.insert("reasoning_effort".into(), off.as_str().into());
+                    p.put("reasoning_effort", off.as_str().into());
                 }
             }
         },
@@ -653,7 +654,7 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
         .cloned()
         .unwrap_or_default();
     let mut a = Map::new();
-    a.insert("role".into(), "assistant".into());
+    a.put("role", "assistant".into());
     let empty = if compat.requires_assistant_after_tool_result
         || compat.requires_non_null_assistant_content
     {
@@ -661,7 +662,7 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
     } else {
         Value::Null
     };
-    a.insert("content".into(), empty);
+    a.put("content", empty);
     let texts: Vec<String> = blocks
         .iter()
         .filter(|b| str_field(b, "type") == "text" && !str_field(b, "text").trim().is_empty())
@@ -695,10 +696,10 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
                     .iter()
                     .map(|t| crate::value!({"type": "text", "text": t})),
             );
-            a.insert("content".into(), Value::Array(parts));
+            a.put("content", Value::Array(parts));
         } else {
             if !text.is_empty() {
-                a.insert("content".into(), text.clone().into());
+                a.put("content", text.clone().into());
             }
             let mut signature = thinking
                 .first()
@@ -718,7 +719,7 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
             }
         }
     } else if !text.is_empty() {
-        a.insert("content".into(), text.into());
+        a.put("content", text.into());
     }
     let calls: Vec<Value> = blocks
         .iter()
@@ -731,16 +732,16 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
         })
         .collect();
     if !calls.is_empty() {
-        a.insert("tool_calls".into(), Value::Array(calls));
+        a.put("tool_calls", Value::Array(calls));
     }
     if let Some(details) = preserved {
-        a.insert("reasoning_details".into(), details);
+        a.put("reasoning_details", details);
     }
     if compat.requires_reasoning_content
         && model.get("reasoning") == Some(&Value::Bool(true))
         && !a.contains_key("reasoning_content")
     {
-        a.insert("reasoning_content".into(), "".into());
+        a.put("reasoning_content", "".into());
     }
     let has_content = match a.get("content") {
         Some(Value::String(s)) => !s.is_empty(),

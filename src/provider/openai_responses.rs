@@ -16,6 +16,7 @@
 //! Not read: grammar (`custom_tool_call`) tools, which this package never declares, and the
 //! `input_transformations` diagnostics.
 
+use crate::json::Put;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
@@ -165,15 +166,15 @@ impl ResponsesDecoder {
                     js_string(item.get("id"))
                 );
                 let mut b = Map::new();
-                b.insert("type".into(), "toolCall".into());
-                b.insert("id".into(), id.into());
+                b.put("type", "toolCall".into());
+                b.put("id", id.into());
                 // Untrusted: a call's name is always a string.
-                b.insert("name".into(), str_of(item, "name").unwrap_or("").into());
-                b.insert("arguments".into(), Value::Object(Map::new()));
+                b.put("name", str_of(item, "name").unwrap_or("").into());
+                b.put("arguments", Value::Object(Map::new()));
                 // Untrusted: a namespace that is no string is left out (pi-ai copies any value,
                 // which no pi message can hold).
                 if let Some(ns) = item.get("namespace").filter(|n| n.is_string()) {
-                    b.insert("namespace".into(), ns.clone());
+                    b.put("namespace", ns.clone());
                 }
                 (Kind::ToolCall, Value::Object(b))
             }
@@ -257,9 +258,9 @@ impl ResponsesDecoder {
         } else {
             "message"
         };
-        item.insert("type".into(), t.into());
+        item.put("type", t.into());
         if let Some(id) = event.get("item_id") {
-            item.insert("id".into(), id.clone());
+            item.put("id", id.clone());
         }
         self.open(index, &Value::Object(item), out)
     }
@@ -475,8 +476,8 @@ impl ResponsesDecoder {
                             let current = b.get("thinking").and_then(Value::as_str);
                             current.unwrap_or("").to_string()
                         };
-                        b.insert("thinking".into(), text.as_str().into());
-                        b.insert("thinkingSignature".into(), signature.into());
+                        b.put("thinking", text.as_str().into());
+                        b.put("thinkingSignature", signature.into());
                         text
                     })
                     .unwrap_or_default();
@@ -502,12 +503,12 @@ impl ResponsesDecoder {
                     "",
                 );
                 let mut sig = Map::new();
-                sig.insert("v".into(), 1.into());
+                sig.put("v", 1.into());
                 if let Some(id) = item.get("id") {
-                    sig.insert("id".into(), id.clone());
+                    sig.put("id", id.clone());
                 }
                 if let Some(phase) = item.get("phase").filter(|p| !p.is_null()) {
-                    sig.insert("phase".into(), phase.clone());
+                    sig.put("phase", phase.clone());
                 }
                 let signature = json_stringify(&Value::Object(sig));
                 // Better than pi-ai: a done item that carries no text (compatible servers
@@ -520,8 +521,8 @@ impl ResponsesDecoder {
                         } else {
                             text
                         };
-                        b.insert("text".into(), text.as_str().into());
-                        b.insert("textSignature".into(), signature.into());
+                        b.put("text", text.as_str().into());
+                        b.put("textSignature", signature.into());
                         text
                     })
                     .unwrap_or_default();
@@ -541,9 +542,9 @@ impl ResponsesDecoder {
                     None => Value::Null,
                 };
                 if let Some(ns) = item.get("namespace").filter(|n| n.is_string()) {
-                    self.edit(block, |b| b.insert("namespace".into(), ns.clone()));
+                    self.edit(block, |b| b.put("namespace", ns.clone()));
                     if let Value::Object(o) = &mut tool_call {
-                        o.insert("namespace".into(), ns.clone());
+                        o.put("namespace", ns.clone());
                     }
                 }
                 self.unfinished.retain(|&b| b != block);
@@ -591,9 +592,9 @@ impl ResponsesDecoder {
                     if stored.get("encrypted_content").is_some_and(is_truthy) {
                         return;
                     }
-                    stored.insert("encrypted_content".into(), encrypted.clone());
+                    stored.put("encrypted_content", encrypted.clone());
                     let text = json_stringify(&Value::Object(stored));
-                    b.insert("thinkingSignature".into(), text.into());
+                    b.put("thinkingSignature", text.into());
                 }
             });
         }

@@ -13,6 +13,7 @@
 //! items, grammar tools and strict JSON-schema sampling.
 //! Pure: JSON in, JSON out.
 
+use crate::json::Put;
 use serde_json::{Map, Value};
 
 use super::compat_flag;
@@ -196,16 +197,16 @@ fn assistant_items(
                 }
                 text_index += 1;
                 let mut item = Map::new();
-                item.insert("type".into(), "message".into());
-                item.insert("role".into(), "assistant".into());
+                item.put("type", "message".into());
+                item.put("role", "assistant".into());
                 item.insert(
                     "content".into(),
                     crate::value!([{"type": "output_text", "text": sanitize(str_field(b, "text")), "annotations": []}]),
                 );
-                item.insert("status".into(), "completed".into());
-                item.insert("id".into(), id.into());
+                item.put("status", "completed".into());
+                item.put("id", id.into());
                 if let Some(p) = phase {
-                    item.insert("phase".into(), p.into());
+                    item.put("phase", p.into());
                 }
                 out.push(Value::Object(item));
             }
@@ -215,17 +216,17 @@ fn assistant_items(
                 let call = parts.next().unwrap_or("");
                 let item_id = parts.next().filter(|i| same_model && i.starts_with("fc_"));
                 let mut item = Map::new();
-                item.insert("type".into(), "function_call".into());
+                item.put("type", "function_call".into());
                 if let Some(i) = item_id {
-                    item.insert("id".into(), i.into());
+                    item.put("id", i.into());
                 }
-                item.insert("call_id".into(), call.into());
-                item.insert("name".into(), b.get("name").cloned().unwrap_or(Value::Null));
+                item.put("call_id", call.into());
+                item.put("name", b.get("name").cloned().unwrap_or(Value::Null));
                 if let Some(args) = b.get("arguments") {
-                    item.insert("arguments".into(), json_stringify(args).into());
+                    item.put("arguments", json_stringify(args).into());
                 }
                 if let (true, Some(ns)) = (same_model, b.get("namespace")) {
-                    item.insert("namespace".into(), ns.clone());
+                    item.put("namespace", ns.clone());
                 }
                 out.push(Value::Object(item));
             }
@@ -352,9 +353,9 @@ pub fn build_body(
     let explicit = compat_flag(model, "supportsExplicitPromptCacheMode", false);
 
     let mut p = Map::new();
-    p.insert("model".into(), str_field(model, "id").into());
-    p.insert("input".into(), Value::Array(input));
-    p.insert("stream".into(), true.into());
+    p.put("model", str_field(model, "id").into());
+    p.put("input", Value::Array(input));
+    p.put("stream", true.into());
     if retention != "none" && key_mode != "disabled" {
         if let Some(id) = &options.session_id {
             p.insert(
@@ -365,7 +366,7 @@ pub fn build_body(
     }
     if !sign_in {
         if retention == "long" && long_ok && !explicit {
-            p.insert("prompt_cache_retention".into(), "24h".into());
+            p.put("prompt_cache_retention", "24h".into());
         }
         if explicit {
             if retention == "none" {
@@ -374,11 +375,11 @@ pub fn build_body(
                     crate::value!({"mode": "explicit"}),
                 );
             } else if retention == "long" && long_ok {
-                p.insert("prompt_cache_options".into(), crate::value!({"ttl": "30m"}));
+                p.put("prompt_cache_options", crate::value!({"ttl": "30m"}));
             }
         }
     }
-    p.insert("store".into(), false.into());
+    p.put("store", false.into());
     let base = &options.base;
     let model_max = model
         .get("maxTokens")
@@ -392,7 +393,7 @@ pub fn build_body(
         );
     }
     if let (Some(t), false) = (base.temperature, sign_in) {
-        p.insert("temperature".into(), num(t));
+        p.put("temperature", num(t));
     }
     let system: Vec<Value> = transformed
         .iter()
@@ -406,25 +407,25 @@ pub fn build_body(
             .iter()
             .map(|t| {
                 let mut f = Map::new();
-                f.insert("type".into(), "function".into());
-                f.insert("name".into(), t.get("name").cloned().unwrap_or(Value::Null));
+                f.put("type", "function".into());
+                f.put("name", t.get("name").cloned().unwrap_or(Value::Null));
                 if let Some(d) = t.get("description") {
-                    f.insert("description".into(), d.clone());
+                    f.put("description", d.clone());
                 }
                 f.insert(
                     "parameters".into(),
                     t.get("parameters").cloned().unwrap_or(Value::Null),
                 );
                 if strict {
-                    f.insert("strict".into(), false.into());
+                    f.put("strict", false.into());
                 }
                 Value::Object(f)
             })
             .collect();
-        p.insert("tools".into(), Value::Array(list));
+        p.put("tools", Value::Array(list));
     }
     if let Some(choice) = &base.tool_choice {
-        p.insert("tool_choice".into(), choice.clone());
+        p.put("tool_choice", choice.clone());
     }
     if reasoning_model {
         let effort = base
@@ -453,7 +454,7 @@ pub fn build_body(
                     && !off.is_some_and(Value::is_null)
                 {
                     let off = off.cloned().unwrap_or_else(|| "none".into());
-                    p.insert("reasoning".into(), crate::value!({"effort": off}));
+                    p.put("reasoning", crate::value!({"effort": off}));
                 }
             }
         }

@@ -13,6 +13,7 @@
 //!
 //! Pure; works on the transcript's JSON messages.
 
+use crate::json::Put;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
@@ -121,7 +122,7 @@ pub fn transform_messages(
                                 let old = str_field(&b, "id").to_string();
                                 let new_id = normalize_id(&old, &m);
                                 if new_id != old {
-                                    call.insert("id".into(), new_id.as_str().into());
+                                    call.put("id", new_id.as_str().into());
                                     id_map.insert(old, new_id);
                                 }
                                 blocks.push(Value::Object(call));
@@ -149,15 +150,15 @@ pub fn transform_messages(
             let call_id = str_field(&call, "id");
             if !answered.contains(call_id) {
                 let mut r = Map::new();
-                r.insert("role".into(), "toolResult".into());
-                r.insert("toolCallId".into(), call_id.into());
-                r.insert("toolName".into(), str_field(&call, "name").into());
+                r.put("role", "toolResult".into());
+                r.put("toolCallId", call_id.into());
+                r.put("toolName", str_field(&call, "name").into());
                 r.insert(
                     "content".into(),
                     crate::value!([text_block("No result provided")]),
                 );
-                r.insert("isError".into(), true.into());
-                r.insert("timestamp".into(), crate::message::num(now));
+                r.put("isError", true.into());
+                r.put("timestamp", crate::message::num(now));
                 out.push(Value::Object(r));
             }
         }

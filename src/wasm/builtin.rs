@@ -7,6 +7,7 @@
 //! (sink.rs). The JS copy of the partial that the updates edit (mirror.rs) is seeded here at `start`
 //! and brought up to the final message when the response ends.
 
+use crate::json::Put;
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
@@ -338,10 +339,10 @@ impl AssistantStream for BuiltinResponse {
             let content = self.table.to_rust(&get(&js, "content"), "content");
             if let Some(Value::Object(o)) = result.as_mut().map(Rc::make_mut) {
                 if let Ok(content) = content {
-                    o.insert("content".into(), (*content).clone());
+                    o.put("content", (*content).clone());
                 }
-                o.insert("stopReason".into(), "aborted".into());
-                o.insert("errorMessage".into(), driver::ABORTED.into());
+                o.put("stopReason", "aborted".into());
+                o.put("errorMessage", driver::ABORTED.into());
             }
         }
         Box::pin(futures::future::ready(Ok(result)))

@@ -2,6 +2,7 @@
 //! The glue (src/js/loop.js) reads the JS response: it emits each `message_update` itself
 //! and hands wasm only the `start` partial and the final message.
 
+use crate::json::Put;
 use std::rc::Rc;
 
 use js_sys::{Function, Object};
@@ -153,7 +154,7 @@ impl AssistantStream for JsResponse {
 
     fn with_thinking_level(&mut self, mut message: AgentMessage, level: &str) -> AgentMessage {
         if let Value::Object(o) = Rc::make_mut(&mut message) {
-            o.insert("thinkingLevel".into(), level.into());
+            o.put("thinkingLevel", level.into());
         }
         if let Some(js) = self.final_js.take() {
             let key = super::js::key("thinkingLevel");
