@@ -120,97 +120,116 @@ mod read {
         E::custom(SURPRISE)
     }
 
-    /// What one JSON value may be at a place in the chunk; each kind it is not refuses.
-    trait Shape<'de>: Sized {
-        type Out;
-        fn null(self) -> Option<Self::Out> {
-            None
-        }
-        fn text(self, _: Cow<'de, str>) -> Option<Self::Out> {
-            None
-        }
-        fn count(self, _: u64) -> Option<Self::Out> {
-            None
-        }
-        fn object<A: MapAccess<'de>>(self, _: A) -> Result<Self::Out, A::Error> {
-            Err(surprise())
-        }
-        fn list<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Out, A::Error> {
-            Err(surprise())
-        }
+    /// The places in a chunk, each with the kinds of value it may hold and where its value
+    /// goes. One visitor serves them all, so serde_json's reader is instantiated once, not
+    /// once per place, and each value is written where it belongs (nothing large is moved).
+    enum Slot<'a, 'de> {
+        /// A key or a string value (`null` as none).
+        Text(&'a mut Option<Cow<'de, str>>),
+        /// A tool call's `index`: a non-negative integer or `null`.
+        Index(&'a mut Option<u64>),
+        Chunk(&'a mut Wire<'de>),
+        /// `choices`: the first one, the rest skipped; `null` as none.
+        Choices(&'a mut Option<WireChoice<'de>>),
+        /// One of `choices` (an object).
+        Choice(&'a mut Option<WireChoice<'de>>),
+        Delta(&'a mut Option<WireDelta<'de>>),
+        Calls(&'a mut Option<Vec<WireCall<'de>>>),
+        /// One of `tool_calls` (an object).
+        Call(&'a mut WireCall<'de>),
+        Function(&'a mut Option<WireFunction<'de>>),
     }
 
-    /// The one visitor: every kind of value serde_json reports, passed to the shape.
-    struct Read<S>(S);
+    struct Read<'a, 'de>(Slot<'a, 'de>);
 
-    impl<'de, S: Shape<'de>> Visitor<'de> for Read<S> {
-        type Value = S::Out;
+    impl<'de> Visitor<'de> for Read<'_, 'de> {
+        type Value = ();
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str(SURPRISE)
         }
-        fn visit_unit<E: de::Error>(self) -> Result<S::Out, E> {
-            self.0.null().ok_or_else(surprise)
+        fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+            match self.0 {
+                Slot::Text(t) => *t = None,
+                Slot::Index(i) => *i = None,
+                Slot::Choices(c) => *c = None,
+                Slot::Delta(d) => *d = None,
+                Slot::Calls(c) => *c = None,
+                Slot::Function(f) => *f = None,
+                Slot::Chunk(_) | Slot::Choice(_) | Slot::Call(_) => return Err(surprise()),
+            }
+            Ok(())
         }
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<S::Out, E> {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
             Err(surprise())
         }
-        fn visit_u64<E: de::Error>(self, n: u64) -> Result<S::Out, E> {
-            self.0.count(n).ok_or_else(surprise)
+        fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
+            match self.0 {
+                Slot::Index(i) => *i = Some(n),
+                _ => return Err(surprise()),
+            }
+            Ok(())
         }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<S::Out, E> {
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
             Err(surprise())
         }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<S::Out, E> {
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
             Err(surprise())
         }
-        fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<S::Out, E> {
-            self.0.text(Cow::Borrowed(s)).ok_or_else(surprise)
+        fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<(), E> {
+            match self.0 {
+                Slot::Text(t) => *t = Some(Cow::Borrowed(s)),
+                _ => return Err(surprise()),
+            }
+            Ok(())
         }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<S::Out, E> {
-            self.0.text(Cow::Owned(s.to_owned())).ok_or_else(surprise)
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+            match self.0 {
+                Slot::Text(t) => *t = Some(Cow::Owned(s.to_owned())),
+                _ => return Err(surprise()),
+            }
+            Ok(())
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<S::Out, A::Error> {
-            self.0.list(seq)
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            match self.0 {
+                Slot::Choices(c) => {
+                    *c = None;
+                    seq.next_element_seed(Read(Slot::Choice(c)))?;
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                }
+                Slot::Calls(c) => {
+                    let mut calls = Vec::new();
+                    loop {
+                        let mut call = WireCall::default();
+                        if seq
+                            .next_element_seed(Read(Slot::Call(&mut call)))?
+                            .is_none()
+                        {
+                            break;
+                        }
+                        calls.push(call);
+                    }
+                    *c = Some(calls);
+                }
+                _ => return Err(surprise()),
+            }
+            Ok(())
         }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<S::Out, A::Error> {
-            self.0.object(map)
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+            match self.0 {
+                Slot::Chunk(w) => chunk(map, w),
+                Slot::Choice(c) => choice(map, c.insert(WireChoice::default())),
+                Slot::Delta(d) => delta(map, d.insert(WireDelta::default())),
+                Slot::Call(c) => call(map, c),
+                Slot::Function(f) => function(map, f.insert(WireFunction::default())),
+                _ => Err(surprise()),
+            }
         }
     }
 
-    impl<'de, S: Shape<'de>> DeserializeSeed<'de> for Read<S> {
-        type Value = S::Out;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Out, D::Error> {
+    impl<'de> DeserializeSeed<'de> for Read<'_, 'de> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
             d.deserialize_any(self)
-        }
-    }
-
-    /// A key, or a string value (`None` for `null`).
-    struct Key;
-    impl<'de> Shape<'de> for Key {
-        type Out = Cow<'de, str>;
-        fn text(self, s: Cow<'de, str>) -> Option<Self::Out> {
-            Some(s)
-        }
-    }
-    struct Text;
-    impl<'de> Shape<'de> for Text {
-        type Out = Option<Cow<'de, str>>;
-        fn null(self) -> Option<Self::Out> {
-            Some(None)
-        }
-        fn text(self, s: Cow<'de, str>) -> Option<Self::Out> {
-            Some(Some(s))
-        }
-    }
-    /// A tool call's `index`: a non-negative integer or `null`.
-    struct Index;
-    impl<'de> Shape<'de> for Index {
-        type Out = Option<u64>;
-        fn null(self) -> Option<Self::Out> {
-            Some(None)
-        }
-        fn count(self, n: u64) -> Option<Self::Out> {
-            Some(Some(n))
         }
     }
 
@@ -221,7 +240,14 @@ mod read {
         mut member: impl FnMut(usize, &mut A) -> Result<(), A::Error>,
     ) -> Result<(), A::Error> {
         let mut seen = 0u32;
-        while let Some(key) = map.next_key_seed(Read(Key))? {
+        loop {
+            let mut key = None;
+            if map.next_key_seed(Read(Slot::Text(&mut key)))?.is_none() {
+                return Ok(());
+            }
+            let Some(key) = key else {
+                return Err(surprise());
+            };
             match keys.iter().position(|k| *k == key) {
                 Some(i) => {
                     let bit = 1u32 << i;
@@ -236,11 +262,10 @@ mod read {
                 }
             }
         }
-        Ok(())
     }
 
-    fn text<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
-        map.next_value_seed(Read(Text))
+    fn read<'de, A: MapAccess<'de>>(map: &mut A, slot: Slot<'_, 'de>) -> Result<(), A::Error> {
+        map.next_value_seed(Read(slot))
     }
 
     /// A value kept whole; `null` as absent.
@@ -248,147 +273,80 @@ mod read {
         Ok(Some(map.next_value::<Value>()?).filter(|v| !v.is_null()))
     }
 
-    struct Chunk;
-    impl<'de> Shape<'de> for Chunk {
-        type Out = Wire<'de>;
-        fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
-            let mut w = Wire::default();
-            members(
-                map,
-                &["id", "model", "usage", "choices", "error"],
-                |i, m| {
-                    match i {
-                        0 => w.id = text(m)?,
-                        1 => w.model = text(m)?,
-                        // `null` kept: it tells the choice's count not to be used.
-                        2 => w.usage = Some(m.next_value::<Value>()?),
-                        3 => w.choice = m.next_value_seed(Read(Choices))?,
-                        _ => w.error = value(m)?,
-                    }
+    fn chunk<'de, A: MapAccess<'de>>(map: A, w: &mut Wire<'de>) -> Result<(), A::Error> {
+        members(
+            map,
+            &["id", "model", "usage", "choices", "error"],
+            |i, m| match i {
+                0 => read(m, Slot::Text(&mut w.id)),
+                1 => read(m, Slot::Text(&mut w.model)),
+                // `null` kept: it tells the choice's count not to be used.
+                2 => {
+                    w.usage = Some(m.next_value::<Value>()?);
                     Ok(())
-                },
-            )?;
-            Ok(w)
-        }
-    }
-
-    /// `choices`: the first one, the rest skipped; `null` as none.
-    struct Choices;
-    impl<'de> Shape<'de> for Choices {
-        type Out = Option<WireChoice<'de>>;
-        fn null(self) -> Option<Self::Out> {
-            Some(None)
-        }
-        fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Out, A::Error> {
-            let head = seq.next_element_seed(Read(Choice))?;
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            Ok(head)
-        }
-    }
-
-    struct Choice;
-    impl<'de> Shape<'de> for Choice {
-        type Out = WireChoice<'de>;
-        fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
-            let mut c = WireChoice::default();
-            members(map, &["delta", "finish_reason", "usage"], |i, m| {
-                match i {
-                    0 => c.delta = m.next_value_seed(Read(Delta))?,
-                    1 => c.finish_reason = text(m)?,
-                    _ => c.usage = value(m)?,
                 }
-                Ok(())
-            })?;
-            Ok(c)
-        }
-    }
-
-    struct Delta;
-    impl<'de> Shape<'de> for Delta {
-        type Out = Option<WireDelta<'de>>;
-        fn null(self) -> Option<Self::Out> {
-            Some(None)
-        }
-        fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
-            let mut d = WireDelta::default();
-            let keys = [
-                "content",
-                "reasoning_content",
-                "reasoning",
-                "reasoning_text",
-                "reasoning_details",
-                "tool_calls",
-            ];
-            members(map, &keys, |i, m| {
-                match i {
-                    0 => d.content = text(m)?,
-                    1 => d.reasoning_content = text(m)?,
-                    2 => d.reasoning = text(m)?,
-                    3 => d.reasoning_text = text(m)?,
-                    4 => d.reasoning_details = value(m)?,
-                    _ => d.tool_calls = m.next_value_seed(Read(Calls))?,
+                3 => read(m, Slot::Choices(&mut w.choice)),
+                _ => {
+                    w.error = value(m)?;
+                    Ok(())
                 }
-                Ok(())
-            })?;
-            Ok(Some(d))
-        }
+            },
+        )
     }
 
-    struct Calls;
-    impl<'de> Shape<'de> for Calls {
-        type Out = Option<Vec<WireCall<'de>>>;
-        fn null(self) -> Option<Self::Out> {
-            Some(None)
-        }
-        fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Out, A::Error> {
-            let mut calls = Vec::new();
-            while let Some(call) = seq.next_element_seed(Read(Call))? {
-                calls.push(call);
+    fn choice<'de, A: MapAccess<'de>>(map: A, c: &mut WireChoice<'de>) -> Result<(), A::Error> {
+        members(map, &["delta", "finish_reason", "usage"], |i, m| match i {
+            0 => read(m, Slot::Delta(&mut c.delta)),
+            1 => read(m, Slot::Text(&mut c.finish_reason)),
+            _ => {
+                c.usage = value(m)?;
+                Ok(())
             }
-            Ok(Some(calls))
-        }
+        })
     }
 
-    struct Call;
-    impl<'de> Shape<'de> for Call {
-        type Out = WireCall<'de>;
-        fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
-            let mut c = WireCall::default();
-            members(map, &["index", "id", "function"], |i, m| {
-                match i {
-                    0 => c.index = m.next_value_seed(Read(Index))?,
-                    1 => c.id = text(m)?,
-                    _ => c.function = m.next_value_seed(Read(Function))?,
-                }
+    fn delta<'de, A: MapAccess<'de>>(map: A, d: &mut WireDelta<'de>) -> Result<(), A::Error> {
+        let keys = [
+            "content",
+            "reasoning_content",
+            "reasoning",
+            "reasoning_text",
+            "reasoning_details",
+            "tool_calls",
+        ];
+        members(map, &keys, |i, m| match i {
+            0 => read(m, Slot::Text(&mut d.content)),
+            1 => read(m, Slot::Text(&mut d.reasoning_content)),
+            2 => read(m, Slot::Text(&mut d.reasoning)),
+            3 => read(m, Slot::Text(&mut d.reasoning_text)),
+            4 => {
+                d.reasoning_details = value(m)?;
                 Ok(())
-            })?;
-            Ok(c)
-        }
+            }
+            _ => read(m, Slot::Calls(&mut d.tool_calls)),
+        })
     }
 
-    struct Function;
-    impl<'de> Shape<'de> for Function {
-        type Out = Option<WireFunction<'de>>;
-        fn null(self) -> Option<Self::Out> {
-            Some(None)
-        }
-        fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
-            let mut f = WireFunction::default();
-            members(map, &["name", "arguments"], |i, m| {
-                match i {
-                    0 => f.name = text(m)?,
-                    _ => f.arguments = text(m)?,
-                }
-                Ok(())
-            })?;
-            Ok(Some(f))
-        }
+    fn call<'de, A: MapAccess<'de>>(map: A, c: &mut WireCall<'de>) -> Result<(), A::Error> {
+        members(map, &["index", "id", "function"], |i, m| match i {
+            0 => read(m, Slot::Index(&mut c.index)),
+            1 => read(m, Slot::Text(&mut c.id)),
+            _ => read(m, Slot::Function(&mut c.function)),
+        })
+    }
+
+    fn function<'de, A: MapAccess<'de>>(map: A, f: &mut WireFunction<'de>) -> Result<(), A::Error> {
+        members(map, &["name", "arguments"], |i, m| match i {
+            0 => read(m, Slot::Text(&mut f.name)),
+            _ => read(m, Slot::Text(&mut f.arguments)),
+        })
     }
 
     /// The chunk `data`, read typed; `None` when it is not of the usual shape (or not JSON).
-    pub(super) fn chunk(data: &str) -> Option<Wire<'_>> {
+    pub(super) fn chunk_of(data: &str) -> Option<Wire<'_>> {
         let mut de = serde_json::Deserializer::from_str(data);
-        let wire = Read(Chunk).deserialize(&mut de).ok()?;
+        let mut wire = Wire::default();
+        Read(Slot::Chunk(&mut wire)).deserialize(&mut de).ok()?;
         de.end().ok()?;
         Some(wire)
     }
@@ -561,7 +519,7 @@ impl ChatCompletionsDecoder {
     ) -> Result<(), String> {
         let malformed = |e| format!("Malformed JSON in stream event: {e}");
         let data = crate::json::prepare(data).map_err(malformed)?;
-        if let Some(wire) = read::chunk(&data) {
+        if let Some(wire) = read::chunk_of(&data) {
             return self.apply(wire, out);
         }
         let chunk: Value = crate::json::from_prepared(&data).map_err(malformed)?;
@@ -1008,7 +966,7 @@ mod tests {
             "choices":[{"index":0,"delta":{"role":"assistant","content":"h\u00e9","tool_calls":[
             {"index":0,"id":"t","type":"function","function":{"name":"f","arguments":"{\"a\""}}]},
             "finish_reason":null,"logprobs":null},{"index":1}],"usage":null}"#;
-        let wire = read::chunk(usual).unwrap();
+        let wire = read::chunk_of(usual).unwrap();
         assert_eq!(wire.id.as_deref(), Some("c1"));
         assert_eq!(
             wire.usage,
@@ -1024,8 +982,11 @@ mod tests {
         assert_eq!(calls[0].index, Some(0));
         let f = calls[0].function.as_ref().unwrap();
         assert_eq!(f.arguments.as_deref(), Some("{\"a\""));
-        assert!(read::chunk(r#"{"choices":null,"error":null}"#).is_some());
-        assert!(read::chunk(r#"{"choices":[]}"#).unwrap().choice.is_none());
+        assert!(read::chunk_of(r#"{"choices":null,"error":null}"#).is_some());
+        assert!(read::chunk_of(r#"{"choices":[]}"#)
+            .unwrap()
+            .choice
+            .is_none());
 
         for odd in [
             r#"{"id":"a","id":"b"}"#,
@@ -1040,7 +1001,7 @@ mod tests {
             r#"{"id":"a"} x"#,
             "7.5",
         ] {
-            assert!(read::chunk(odd).is_none(), "{odd}");
+            assert!(read::chunk_of(odd).is_none(), "{odd}");
         }
     }
 }
