@@ -97,8 +97,9 @@ struct WireFunction<'a> {
 
 /// The typed reading of a chunk of the usual shape, straight from its text (serde_json's
 /// parser, no tree): strings borrowed, unknown fields skipped. It is strict (a field of
-/// another type, a duplicate key, a `null` where an object belongs in a list) and gives up
-/// on the first surprise; the chunk is then read from the tree ([`Wire::lenient`]).
+/// another type, a `null` where an object belongs in a list) and gives up on the first
+/// surprise; the chunk is then read from the tree ([`Wire::lenient`]). The unit tests hold
+/// the two readings to the same decoding of generated streams.
 ///
 /// Written over `deserialize_any` instead of serde's derive: a derived reader reaches
 /// serde_json's typed errors, whose messages print floats, and that printer and its tables
@@ -233,13 +234,12 @@ mod read {
         }
     }
 
-    /// Each member of an object, its value read by `member`; a key seen twice is a surprise.
+    /// Each member of an object, its value read by `member`.
     fn members<'de, A: MapAccess<'de>>(
         mut map: A,
         keys: &[&str],
         mut member: impl FnMut(usize, &mut A) -> Result<(), A::Error>,
     ) -> Result<(), A::Error> {
-        let mut seen = 0u32;
         loop {
             let mut key = None;
             if map.next_key_seed(Read(Slot::Text(&mut key)))?.is_none() {
@@ -248,15 +248,9 @@ mod read {
             let Some(key) = key else {
                 return Err(surprise());
             };
+            // A key given twice: the last value counts, as in JSON.parse (and the tree).
             match keys.iter().position(|k| *k == key) {
-                Some(i) => {
-                    let bit = 1u32 << i;
-                    if seen & bit != 0 {
-                        return Err(surprise());
-                    }
-                    seen |= bit;
-                    member(i, &mut map)?;
-                }
+                Some(i) => member(i, &mut map)?,
                 None => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -509,7 +503,7 @@ impl ChatCompletionsDecoder {
     /// Decodes one `data:` payload; events go to `out`. `Err` names malformed JSON.
     ///
     /// A chunk of the usual shape is read straight into borrowed typed fields, without
-    /// building a JSON tree; any other (odd types, duplicate keys, arrays of content parts)
+    /// building a JSON tree; any other (odd types, arrays of content parts)
     /// is read from the tree with JS-like leniency. Both give the same `Wire` view, and one
     /// path applies it.
     pub fn chunk(
@@ -956,7 +950,219 @@ impl Decoder for ChatCompletionsDecoder {
 
 #[cfg(test)]
 mod tests {
-    use super::read;
+    use super::{read, ChatCompletionsDecoder, Wire};
+    use crate::event::AssistantMessageEvent;
+    use serde_json::Value;
+    use std::rc::Rc;
+
+    /// A small deterministic generator (xorshift).
+    struct Gen(u64);
+    impl Gen {
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            items[(self.0 % items.len() as u64) as usize]
+        }
+        /// An object of some of `members` (each `None` to leave out), in a random order,
+        /// sometimes with a key twice or an extra one.
+        fn object(members: Vec<(&str, String)>, g: &mut Gen) -> String {
+            let mut out: Vec<String> = Vec::new();
+            for (k, v) in &members {
+                if g.pick(&["in", "in", "in", "out"]) == "in" {
+                    out.push(format!("\"{k}\":{v}"));
+                }
+            }
+            match g.pick(&["", "", "", "", "dup", "extra", "swap"]) {
+                "dup" if !out.is_empty() => out.push(out[0].clone()),
+                "extra" => out.push("\"x\":[1,{\"y\":2.5,\"z\":null}]".into()),
+                "swap" if out.len() > 1 => out.swap(0, 1),
+                _ => {}
+            }
+            format!("{{{}}}", out.join(","))
+        }
+    }
+
+    fn chunk(g: &mut Gen) -> String {
+        let text = [
+            r#""h\u00e9\n\"""#,
+            r#""""#,
+            "null",
+            "5",
+            r#"[{"type":"text","text":"p"}]"#,
+            r#""\ud83d\ude00 x""#,
+        ];
+        let call = |g: &mut Gen| {
+            let function = Gen::object(
+                vec![
+                    ("name", g.pick(&[r#""f""#, "null", "3", r#""""#]).into()),
+                    (
+                        "arguments",
+                        g.pick(&[r#""{\"a\":""#, r#""1}""#, "null", "{}", r#""""#])
+                            .into(),
+                    ),
+                ],
+                g,
+            );
+            Gen::object(
+                vec![
+                    (
+                        "index",
+                        g.pick(&["0", "1", "null", "1.5", "-1", r#""0""#]).into(),
+                    ),
+                    (
+                        "id",
+                        g.pick(&[r#""call_1""#, r#""call_2""#, "null", "7"]).into(),
+                    ),
+                    ("type", r#""function""#.into()),
+                    (
+                        "function",
+                        g.pick(&["FN", "FN", "null", r#""x""#])
+                            .replace("FN", &function),
+                    ),
+                ],
+                g,
+            )
+        };
+        let calls = {
+            let (a, b) = (call(g), call(g));
+            g.pick(&["null", "[A]", "[A,B]", "[null]", "{}", "[]"])
+                .replace('A', &a)
+                .replace('B', &b)
+        };
+        let delta = Gen::object(
+            vec![
+                ("role", r#""assistant""#.into()),
+                ("content", g.pick(&text).into()),
+                ("reasoning_content", g.pick(&text).into()),
+                ("reasoning", g.pick(&text).into()),
+                ("reasoning_text", g.pick(&text).into()),
+                (
+                    "reasoning_details",
+                    g.pick(&[
+                        "null",
+                        r#"[{"type":"reasoning.text","text":"r"}]"#,
+                        r#"[{"type":"reasoning.encrypted","data":"e","id":"i"}]"#,
+                    ])
+                    .into(),
+                ),
+                ("tool_calls", calls),
+            ],
+            g,
+        );
+        let usage = r#"{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":1}}"#;
+        let choice = Gen::object(
+            vec![
+                ("index", "0".into()),
+                (
+                    "delta",
+                    g.pick(&["D", "D", "D", "null", r#""s""#])
+                        .replace('D', &delta),
+                ),
+                (
+                    "finish_reason",
+                    g.pick(&[
+                        "null",
+                        "null",
+                        r#""stop""#,
+                        r#""tool_calls""#,
+                        r#""length""#,
+                        "5",
+                        r#""odd""#,
+                    ])
+                    .into(),
+                ),
+                ("usage", g.pick(&["null", usage]).into()),
+            ],
+            g,
+        );
+        let choices = g
+            .pick(&["[C]", "[C]", "[C]", "[C,C]", "null", "[]", "[null]", "{}"])
+            .replace('C', &choice);
+        Gen::object(
+            vec![
+                ("id", g.pick(&[r#""c1""#, r#""""#, "null", "9"]).into()),
+                ("object", r#""chat.completion.chunk""#.into()),
+                (
+                    "model",
+                    g.pick(&[r#""m""#, r#""other""#, r#""""#, "null"]).into(),
+                ),
+                ("choices", choices),
+                ("usage", g.pick(&["null", usage, "0"]).into()),
+                (
+                    "error",
+                    g.pick(&[
+                        "null",
+                        "null",
+                        "null",
+                        "null",
+                        r#"{"message":"bad"}"#,
+                        r#""e""#,
+                    ])
+                    .into(),
+                ),
+            ],
+            g,
+        )
+    }
+
+    /// Everything a decoder made of a stream, as text.
+    fn run(chunks: &[String], typed: bool, read_typed: &mut usize) -> String {
+        let model = serde_json::json!({"id": "m", "api": "openai-completions", "provider": "openai",
+            "cost": {"input": 1, "output": 2, "cacheRead": 0.5, "cacheWrite": 0}});
+        let mut d = ChatCompletionsDecoder::new(Rc::new(model), 0.0);
+        let mut events: Vec<AssistantMessageEvent> = vec![d.start()];
+        let mut failed = None;
+        for c in chunks {
+            let result = match read::chunk_of(c).filter(|_| typed) {
+                Some(wire) => {
+                    *read_typed += 1;
+                    d.apply(wire, &mut events)
+                }
+                None => match serde_json::from_str::<Value>(c) {
+                    Ok(v) => Wire::lenient(&v).map_or(Ok(()), |w| d.apply(w, &mut events)),
+                    Err(e) => Err(e.to_string()),
+                },
+            };
+            if let Err(e) = result {
+                failed = Some(e);
+                break;
+            }
+        }
+        let message = match failed {
+            Some(m) => d.fail(&m, false, &mut events),
+            None => d.finish(&mut events),
+        };
+        let events: Vec<String> = events
+            .iter()
+            .map(|e| crate::jsnum::json_stringify(&e.to_json()))
+            .collect();
+        format!(
+            "{}\n{}",
+            events.join("\n"),
+            crate::jsnum::json_stringify(&message)
+        )
+    }
+
+    /// The typed reading and the lenient tree reading make the same events and message of
+    /// every generated stream: the typed path is only a faster way to the same view.
+    #[test]
+    fn typed_and_lenient_readings_decode_alike() {
+        let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+        let (mut typed, mut total) = (0, 0);
+        for _ in 0..3000 {
+            let n = 1 + (g.pick(&["0", "1", "2", "3", "4"]).as_bytes()[0] - b'0') as usize;
+            let chunks: Vec<String> = (0..n).map(|_| chunk(&mut g)).collect();
+            total += n;
+            let mut ignored = 0;
+            let a = run(&chunks, true, &mut typed);
+            let b = run(&chunks, false, &mut ignored);
+            assert_eq!(a, b, "chunks:\n{}", chunks.join("\n"));
+        }
+        // Both paths were taken often.
+        assert!(typed * 5 > total, "typed {typed} of {total}");
+        assert!(typed * 10 < total * 9, "typed {typed} of {total}");
+    }
 
     /// The usual chunks are read typed (the fast path); every surprise gives up, so the
     /// lenient tree reading decides those.
@@ -989,7 +1195,6 @@ mod tests {
             .is_none());
 
         for odd in [
-            r#"{"id":"a","id":"b"}"#,
             r#"{"id":1}"#,
             r#"{"choices":[null]}"#,
             r#"{"choices":{}}"#,
