@@ -4,7 +4,7 @@
 // THE BUDGET lives here, in one place. Later work lowers it; raising it needs a reason in
 // the commit message. `--budget BYTES` overrides it (used by the test that shows the
 // check can fail).
-const WASM_GZIP_BUDGET_BYTES = 211.5 * 1024;
+const WASM_GZIP_BUDGET_BYTES = 205.5 * 1024;
 
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
