@@ -1,19 +1,25 @@
 // Prints raw/gzip/brotli sizes of the shipped .wasm and of the packed package, and fails
-// when the gzipped .wasm is over budget.
+// when the gzipped .wasm or the browser chunk is over budget.
 //
-// THE BUDGET lives here, in one place. Later work lowers it; raising it needs a reason in
-// the commit message. `--budget BYTES` overrides it (used by the test that shows the
-// check can fail).
+// THE BUDGETS live here, in one place. Later work lowers them; raising one needs a reason in
+// the commit message. `--budget BYTES` overrides both (used by the test that shows the check
+// can fail).
+// - The .wasm at gzip -9: what Node, workerd and a Worker upload carry.
 const WASM_GZIP_BUDGET_BYTES = 205.5 * 1024;
+// - The browser chunk (wasm-inline.js: the .wasm gzipped by zopfli, in base64) at gzip -9:
+//   what a browser downloads.
+const BROWSER_CHUNK_GZIP_BUDGET_BYTES = 195 * 1024;
 
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const argBudget = process.argv.indexOf('--budget');
 const budget = argBudget > 0 ? Number(process.argv[argBudget + 1]) : WASM_GZIP_BUDGET_BYTES;
+const chunkBudget = argBudget > 0 ? budget : BROWSER_CHUNK_GZIP_BUDGET_BYTES;
 
 const wasm = readFileSync(new URL('../pkg/pi_agent_wasm_bg.wasm', import.meta.url));
 const gz = gzipSync(wasm, { level: 9 }).length;
@@ -34,19 +40,36 @@ const inlineGz = gzipSync(inline, { level: 9 }).length;
 
 console.log('size report');
 console.log(`  .wasm            raw ${kb(wasm.length)}  gzip ${kb(gz)}  brotli ${kb(br)}`);
-console.log(`  browser chunk    wasm-inline.js raw ${kb(inline.length)}  gzip ${kb(inlineGz)} (the .wasm gzipped in base64)`);
+console.log(`  browser chunk    wasm-inline.js raw ${kb(inline.length)}  gzip ${kb(inlineGz)} (the .wasm gzipped by zopfli, in base64)`);
 console.log(`  JS entry + glue  raw ${kb(jsRaw)}`);
 if (models) console.log(`  models.js        raw ${kb(models.length)}  gzip ${kb(gzipSync(models, { level: 9 }).length)}`);
 console.log(`  npm package      packed ${kb(packed.size)}  unpacked ${kb(packed.unpackedSize)}  files ${packed.files.length}`);
-console.log(`  budget           gzip .wasm and browser chunk <= ${kb(budget)}`);
+// The whole package as a browser app gets it: the entry with everything it imports,
+// bundled and minified by esbuild (the chunk apart: it is loaded on first use), plus the chunk.
+const entry = await build({
+  entryPoints: [fileURLToPath(new URL('../pkg/browser.js', import.meta.url))],
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  platform: 'browser',
+  write: false,
+  logLevel: 'silent',
+  plugins: [{ name: 'chunk-apart', setup: (b) => b.onResolve({ filter: /wasm-inline\.js$/ }, (a) => ({ path: a.path, external: true })) }],
+});
+const entryGz = gzipSync(entry.outputFiles[0].contents, { level: 9 }).length;
+console.log(`  browser entry    bundled, minified: gzip ${kb(entryGz)}; with the chunk ${kb(entryGz + inlineGz)}`);
+console.log(`  budget           gzip .wasm <= ${kb(budget)}, browser chunk <= ${kb(chunkBudget)}`);
 
 if (!packed.files.some((f) => f.path.endsWith('.wasm'))) {
   console.error('size report: the packed package has no .wasm file');
   process.exit(1);
 }
-// The budget holds for both forms the module ships in.
-const shipped = Math.max(gz, inlineGz);
-if (shipped > budget) {
-  console.error(`size report: the gzipped .wasm (or its browser chunk) is ${shipped} bytes, over the budget of ${budget} bytes`);
+// A budget for each form the module ships in.
+if (gz > budget) {
+  console.error(`size report: the gzipped .wasm is ${gz} bytes, over the budget of ${budget} bytes`);
+  process.exit(1);
+}
+if (inlineGz > chunkBudget) {
+  console.error(`size report: the gzipped browser chunk is ${inlineGz} bytes, over the budget of ${chunkBudget} bytes`);
   process.exit(1);
 }
