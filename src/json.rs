@@ -382,36 +382,18 @@ impl IntoValue for &String {
         Value::String(self.clone())
     }
 }
-impl IntoValue for bool {
-    fn into_value(self) -> Value {
-        Value::Bool(self)
-    }
+/// Numbers and booleans convert as serde_json's `From` does (a float that is not finite is
+/// `null`).
+macro_rules! into_value_by_from {
+    ($($t:ty),*) => {$(
+        impl IntoValue for $t {
+            fn into_value(self) -> Value {
+                Value::from(self)
+            }
+        }
+    )*};
 }
-impl IntoValue for f64 {
-    fn into_value(self) -> Value {
-        Value::from(self)
-    }
-}
-impl IntoValue for i64 {
-    fn into_value(self) -> Value {
-        Value::from(self)
-    }
-}
-impl IntoValue for i32 {
-    fn into_value(self) -> Value {
-        Value::from(self)
-    }
-}
-impl IntoValue for u16 {
-    fn into_value(self) -> Value {
-        Value::from(self)
-    }
-}
-impl IntoValue for u64 {
-    fn into_value(self) -> Value {
-        Value::from(self)
-    }
-}
+into_value_by_from!(bool, f64, i64, i32, u16, u64);
 impl IntoValue for Vec<Value> {
     fn into_value(self) -> Value {
         Value::Array(self)

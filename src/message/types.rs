@@ -143,13 +143,27 @@ fn optional_number(o: &Map<String, Value>, key: &str) -> Option<Option<f64>> {
     }
 }
 
+/// The four counts (or prices) `Usage` and `Cost` both begin with, in pi's order.
+const COUNT_KEYS: [&str; 4] = ["input", "output", "cacheRead", "cacheWrite"];
+
+fn put_counts(o: &mut Map<String, Value>, counts: [f64; 4]) {
+    for (key, n) in COUNT_KEYS.into_iter().zip(counts) {
+        o.put(key, num(n));
+    }
+}
+
+fn counts(o: &Map<String, Value>) -> Option<[f64; 4]> {
+    let [a, b, c, d] = COUNT_KEYS;
+    Some([number(o, a)?, number(o, b)?, number(o, c)?, number(o, d)?])
+}
+
 impl Cost {
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
-        o.put("input", num(self.input));
-        o.put("output", num(self.output));
-        o.put("cacheRead", num(self.cache_read));
-        o.put("cacheWrite", num(self.cache_write));
+        put_counts(
+            &mut o,
+            [self.input, self.output, self.cache_read, self.cache_write],
+        );
         o.put("total", num(self.total));
         if let Some(b) = self.total_from_provider {
             o.put("totalFromProvider", Value::Bool(b));
@@ -160,11 +174,12 @@ impl Cost {
     /// The cost block of a usage value; `None` when a field is missing or of the wrong type.
     pub fn from_value(v: &Value) -> Option<Cost> {
         let o = v.as_object()?;
+        let [input, output, cache_read, cache_write] = counts(o)?;
         Some(Cost {
-            input: number(o, "input")?,
-            output: number(o, "output")?,
-            cache_read: number(o, "cacheRead")?,
-            cache_write: number(o, "cacheWrite")?,
+            input,
+            output,
+            cache_read,
+            cache_write,
             total: number(o, "total")?,
             total_from_provider: match o.get("totalFromProvider") {
                 None | Some(Value::Null) => None,
@@ -190,10 +205,10 @@ impl Usage {
     /// pi's usage object: the counts, the two optional ones when set, the cost, then `extra`.
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
-        o.put("input", num(self.input));
-        o.put("output", num(self.output));
-        o.put("cacheRead", num(self.cache_read));
-        o.put("cacheWrite", num(self.cache_write));
+        put_counts(
+            &mut o,
+            [self.input, self.output, self.cache_read, self.cache_write],
+        );
         if let Some(n) = self.cache_write_1h {
             o.put("cacheWrite1h", num(n));
         }
@@ -211,11 +226,12 @@ impl Usage {
     /// A usage value read back; `None` when a field is missing or of the wrong type.
     pub fn from_value(v: &Value) -> Option<Usage> {
         let o = v.as_object()?;
+        let [input, output, cache_read, cache_write] = counts(o)?;
         Some(Usage {
-            input: number(o, "input")?,
-            output: number(o, "output")?,
-            cache_read: number(o, "cacheRead")?,
-            cache_write: number(o, "cacheWrite")?,
+            input,
+            output,
+            cache_read,
+            cache_write,
             cache_write_1h: optional_number(o, "cacheWrite1h")?,
             reasoning: optional_number(o, "reasoning")?,
             total_tokens: number(o, "totalTokens")?,
