@@ -2,52 +2,50 @@
 //! Number::toString) and `Number(s)` (StringToNumber). Validation messages and argument
 //! coercion print and parse numbers exactly as pi does in JS.
 //!
-//! In the `.wasm` the JS engine does both (`String`, `Number`, `parseFloat`): its semantics
-//! are the ones wanted, and Rust's float printer and parser (with their tables, 20 KB) stay
+//! In the `.wasm` the JS engine does both (`String`, `Number`, `parseFloat`, installed as
+//! an [`Engine`] by src/wasm): its semantics are the ones wanted, and Rust's float printer and parser (with their tables, 20 KB) stay
 //! out of the module. The native build (the tests) has Rust implementations of the same
 //! rules: the shortest round-trip digits from serde_json's float printer, laid out by the
 //! ECMAScript rules, and the StringToNumber grammar over `str::parse`.
 
-/// The JS engine's number conversions, called with `catch`: a global replaced by something
-/// that throws gives the fallback, not a trap.
+/// The host's number conversions. In the `.wasm` they are the JS engine's, which src/wasm
+/// installs when the module starts (the core names no JS API itself).
+#[derive(Clone, Copy)]
+pub struct Engine {
+    /// `String(n)`.
+    pub string: fn(f64) -> String,
+    /// `Number(s)`.
+    pub number: fn(&str) -> f64,
+    /// `parseFloat(s)`.
+    pub parse_float: fn(&str) -> f64,
+}
+
 #[cfg(target_arch = "wasm32")]
-mod engine {
-    use wasm_bindgen::prelude::*;
+thread_local! {
+    static ENGINE: std::cell::Cell<Option<Engine>> = const { std::cell::Cell::new(None) };
+}
 
-    #[wasm_bindgen]
-    extern "C" {
-        #[wasm_bindgen(js_name = String, catch)]
-        fn js_string(n: f64) -> Result<String, JsValue>;
-        #[wasm_bindgen(js_name = Number, catch)]
-        fn js_number(s: &str) -> Result<f64, JsValue>;
-        #[wasm_bindgen(js_name = parseFloat, catch)]
-        fn js_parse_float(s: &str) -> Result<f64, JsValue>;
-    }
+/// Makes `engine` the one this module uses (src/wasm does, at the module's start).
+#[cfg(target_arch = "wasm32")]
+pub fn install(engine: Engine) {
+    ENGINE.with(|e| e.set(Some(engine)));
+}
 
-    pub fn string(n: f64) -> String {
-        js_string(n).unwrap_or_else(|_| {
-            // Integral values print the same in any engine.
-            if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 {
-                (n as i64).to_string()
-            } else {
-                String::from("NaN")
-            }
-        })
-    }
-
-    pub fn number(s: &str) -> f64 {
-        js_number(s).unwrap_or(f64::NAN)
-    }
-
-    pub fn parse_float(s: &str) -> f64 {
-        js_parse_float(s).unwrap_or(f64::NAN)
-    }
+#[cfg(target_arch = "wasm32")]
+fn engine() -> Option<Engine> {
+    ENGINE.with(std::cell::Cell::get)
 }
 
 /// `String(n)` for an `f64`.
 pub fn to_js_string(n: f64) -> String {
     #[cfg(target_arch = "wasm32")]
-    return engine::string(n);
+    return match engine() {
+        Some(e) => (e.string)(n),
+        // (Not reached: the module's start installs the engine.) Integral values print
+        // the same in any engine.
+        None if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 => (n as i64).to_string(),
+        None => String::from("NaN"),
+    };
     #[cfg(not(target_arch = "wasm32"))]
     return rust_to_js_string(n);
 }
@@ -56,7 +54,7 @@ pub fn to_js_string(n: f64) -> String {
 /// literals, `Infinity`, decimal literals; anything else is NaN.
 pub fn from_js_string(s: &str) -> f64 {
     #[cfg(target_arch = "wasm32")]
-    return engine::number(s);
+    return engine().map_or(f64::NAN, |e| (e.number)(s));
     #[cfg(not(target_arch = "wasm32"))]
     return rust_from_js_string(s);
 }
@@ -65,7 +63,7 @@ pub fn from_js_string(s: &str) -> f64 {
 /// literal (or `Infinity`), with an optional sign; `NaN` when there is none.
 pub fn parse_float(s: &str) -> f64 {
     #[cfg(target_arch = "wasm32")]
-    return engine::parse_float(s);
+    return engine().map_or(f64::NAN, |e| (e.parse_float)(s));
     #[cfg(not(target_arch = "wasm32"))]
     return rust_parse_float(s);
 }

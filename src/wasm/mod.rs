@@ -9,6 +9,7 @@ mod hooks;
 mod host;
 mod js;
 mod mirror;
+mod numbers;
 mod settle;
 mod sink;
 mod sse;
