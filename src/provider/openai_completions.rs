@@ -1119,7 +1119,7 @@ mod tests {
                     *read_typed += 1;
                     d.apply(wire, &mut events)
                 }
-                None => match serde_json::from_str::<Value>(c) {
+                None => match crate::json::parse(c) {
                     Ok(v) => Wire::lenient(&v).map_or(Ok(()), |w| d.apply(w, &mut events)),
                     Err(e) => Err(e.to_string()),
                 },
