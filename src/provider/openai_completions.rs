@@ -952,7 +952,6 @@ impl Decoder for ChatCompletionsDecoder {
 mod tests {
     use super::{read, ChatCompletionsDecoder, Wire};
     use crate::event::AssistantMessageEvent;
-    use serde_json::Value;
     use std::rc::Rc;
 
     /// A small deterministic generator (xorshift).
