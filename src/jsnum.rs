@@ -9,15 +9,17 @@
 //! ECMAScript rules, and the StringToNumber grammar over `str::parse`.
 
 /// The host's number conversions. In the `.wasm` they are the JS engine's, which src/wasm
-/// installs when the module starts (the core names no JS API itself).
+/// installs when the module starts (the core names no JS API itself). `None` when the engine
+/// failed (a global replaced by one that throws): the result is then NaN, or for `String`
+/// the digits of an integral value, which every engine prints alike.
 #[derive(Clone, Copy)]
 pub struct Engine {
     /// `String(n)`.
-    pub string: fn(f64) -> String,
+    pub string: fn(f64) -> Option<String>,
     /// `Number(s)`.
-    pub number: fn(&str) -> f64,
+    pub number: fn(&str) -> Option<f64>,
     /// `parseFloat(s)`.
-    pub parse_float: fn(&str) -> f64,
+    pub parse_float: fn(&str) -> Option<f64>,
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -39,10 +41,8 @@ fn engine() -> Option<Engine> {
 /// `String(n)` for an `f64`.
 pub fn to_js_string(n: f64) -> String {
     #[cfg(target_arch = "wasm32")]
-    return match engine() {
-        Some(e) => (e.string)(n),
-        // (Not reached: the module's start installs the engine.) Integral values print
-        // the same in any engine.
+    return match engine().and_then(|e| (e.string)(n)) {
+        Some(s) => s,
         None if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 => (n as i64).to_string(),
         None => String::from("NaN"),
     };
@@ -54,7 +54,7 @@ pub fn to_js_string(n: f64) -> String {
 /// literals, `Infinity`, decimal literals; anything else is NaN.
 pub fn from_js_string(s: &str) -> f64 {
     #[cfg(target_arch = "wasm32")]
-    return engine().map_or(f64::NAN, |e| (e.number)(s));
+    return engine().and_then(|e| (e.number)(s)).unwrap_or(f64::NAN);
     #[cfg(not(target_arch = "wasm32"))]
     return rust_from_js_string(s);
 }
@@ -63,7 +63,9 @@ pub fn from_js_string(s: &str) -> f64 {
 /// literal (or `Infinity`), with an optional sign; `NaN` when there is none.
 pub fn parse_float(s: &str) -> f64 {
     #[cfg(target_arch = "wasm32")]
-    return engine().map_or(f64::NAN, |e| (e.parse_float)(s));
+    return engine()
+        .and_then(|e| (e.parse_float)(s))
+        .unwrap_or(f64::NAN);
     #[cfg(not(target_arch = "wasm32"))]
     return rust_parse_float(s);
 }
