@@ -957,11 +957,16 @@ mod tests {
     /// A small deterministic generator (xorshift).
     struct Gen(u64);
     impl Gen {
-        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        /// A number below `n`.
+        fn below(&mut self, n: usize) -> usize {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
-            items[(self.0 % items.len() as u64) as usize]
+            (self.0 % n.max(1) as u64) as usize
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            let i = self.below(items.len());
+            items.get(i).copied().unwrap_or_default()
         }
         /// An object of some of `members` (each `None` to leave out), in a random order,
         /// sometimes with a key twice or an extra one.
@@ -973,7 +978,7 @@ mod tests {
                 }
             }
             match g.pick(&["", "", "", "", "dup", "extra", "swap"]) {
-                "dup" if !out.is_empty() => out.push(out[0].clone()),
+                "dup" => out.extend(out.first().cloned()),
                 "extra" => out.push("\"x\":[1,{\"y\":2.5,\"z\":null}]".into()),
                 "swap" if out.len() > 1 => out.swap(0, 1),
                 _ => {}
@@ -1150,7 +1155,7 @@ mod tests {
         let mut g = Gen(0x9e37_79b9_7f4a_7c15);
         let (mut typed, mut total) = (0, 0);
         for _ in 0..3000 {
-            let n = 1 + (g.pick(&["0", "1", "2", "3", "4"]).as_bytes()[0] - b'0') as usize;
+            let n = 1 + g.below(5);
             let chunks: Vec<String> = (0..n).map(|_| chunk(&mut g)).collect();
             total += n;
             let mut ignored = 0;
@@ -1166,32 +1171,31 @@ mod tests {
     /// The usual chunks are read typed (the fast path); every surprise gives up, so the
     /// lenient tree reading decides those.
     #[test]
-    fn typed_reading_takes_the_usual_shape_and_gives_up_on_surprises() {
+    fn typed_reading_takes_the_usual_shape_and_gives_up_on_surprises() -> Result<(), &'static str> {
         let usual = r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",
             "choices":[{"index":0,"delta":{"role":"assistant","content":"h\u00e9","tool_calls":[
             {"index":0,"id":"t","type":"function","function":{"name":"f","arguments":"{\"a\""}}]},
             "finish_reason":null,"logprobs":null},{"index":1}],"usage":null}"#;
-        let wire = read::chunk_of(usual).unwrap();
+        let wire = read::chunk_of(usual).ok_or("the usual chunk is read typed")?;
         assert_eq!(wire.id.as_deref(), Some("c1"));
         assert_eq!(
             wire.usage,
             Some(serde_json::Value::Null),
             "a null usage is kept"
         );
-        let choice = wire.choice.unwrap();
+        let choice = wire.choice.ok_or("the first choice")?;
         assert!(choice.finish_reason.is_none());
-        let delta = choice.delta.unwrap();
+        let delta = choice.delta.ok_or("its delta")?;
         assert_eq!(delta.content.as_deref(), Some("hé"));
-        let calls = delta.tool_calls.unwrap();
+        let calls = delta.tool_calls.ok_or("its tool calls")?;
         assert_eq!(calls.len(), 1);
-        assert_eq!(calls[0].index, Some(0));
-        let f = calls[0].function.as_ref().unwrap();
+        let call = calls.first().ok_or("one tool call")?;
+        assert_eq!(call.index, Some(0));
+        let f = call.function.as_ref().ok_or("its function")?;
         assert_eq!(f.arguments.as_deref(), Some("{\"a\""));
         assert!(read::chunk_of(r#"{"choices":null,"error":null}"#).is_some());
-        assert!(read::chunk_of(r#"{"choices":[]}"#)
-            .unwrap()
-            .choice
-            .is_none());
+        let empty = read::chunk_of(r#"{"choices":[]}"#).ok_or("an empty choice list")?;
+        assert!(empty.choice.is_none());
 
         for odd in [
             r#"{"id":1}"#,
@@ -1207,5 +1211,6 @@ mod tests {
         ] {
             assert!(read::chunk_of(odd).is_none(), "{odd}");
         }
+        Ok(())
     }
 }
