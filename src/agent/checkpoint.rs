@@ -286,7 +286,7 @@ impl Position {
     /// Reads a position written by [`to_json`](Self::to_json); names the first field that
     /// is wrong.
     pub fn from_json(v: &Value) -> Result<Position> {
-        let bad = |what: &str| Error::InvalidInput(format!("checkpoint: {what}"));
+        let bad = bad_checkpoint;
         if !v.is_object() {
             return Err(bad("the position is not an object"));
         }
@@ -396,4 +396,9 @@ fn ended_from(v: &Value) -> Option<Ended> {
             Some(d) => Some(d.as_f64()?),
         },
     })
+}
+
+/// The error for a checkpoint that cannot be read or does not fit its transcript.
+pub fn bad_checkpoint(what: &str) -> Error {
+    Error::InvalidInput(format!("checkpoint: {what}"))
 }

@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use super::checkpoint::{Opening, Position, Stage};
+use super::checkpoint::{bad_checkpoint, Opening, Position, Stage};
 use super::declarations;
 use super::tools::{execute_tool_calls, Prior};
 use super::turn::{resolve_stream_fn, stream_assistant_response};
@@ -168,10 +168,6 @@ pub async fn resume_agent_loop(
     ))
     .await?;
     Ok(new_messages)
-}
-
-fn bad_checkpoint(what: &str) -> Error {
-    Error::InvalidInput(format!("checkpoint: {what}"))
 }
 
 /// The turn at the transcript's end: its response and the `results` tool results after it,
