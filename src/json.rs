@@ -427,6 +427,42 @@ impl Put for serde_json::Map<String, Value> {
 mod tests {
     use super::*;
 
+    /// Every double read from JSON text is the nearest one, as JSON.parse reads it. (Natively
+    /// a dev-dependency turns serde_json's exact reader on anyway; the `.wasm`, where the
+    /// feature is this crate's alone, is held to it by tests/js/numbers-exact.test.mjs.)
+    #[test]
+    fn numbers_are_read_exactly() -> Result<(), Box<dyn std::error::Error>> {
+        let exact = |text: &str| -> Result<(), Box<dyn std::error::Error>> {
+            let want: f64 = text.parse()?;
+            let got = parse(text)?.as_f64().ok_or("a number")?;
+            assert_eq!(got.to_bits(), want.to_bits(), "{text}");
+            Ok(())
+        };
+        for text in [
+            "123456789012345678901",
+            "7.038531e-26",
+            "1.00000000000000011102230246251565404236316680908203125",
+            "2.2250738585072011e-308",
+            "2.4703282292062328e-324",
+            "1.7976931348623158e308",
+            "0.1",
+            "1e-7",
+        ] {
+            exact(text)?;
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let f = f64::from_bits(x);
+            if f.is_finite() {
+                exact(&format!("{f:e}"))?;
+            }
+        }
+        Ok(())
+    }
+
     /// `value!` gives what `serde_json::json!` gives, key order included.
     #[test]
     fn value_macro_matches_json_macro() {
