@@ -1,12 +1,11 @@
 //! JSON text ↔ [`Value`] for data from JS and from the network, and back: the one home of
 //! two rules that serde_json alone gets wrong for JS data.
 //!
-//! - **Depth.** A value is nested at most [`MAX_DEPTH`] levels. A text is measured by one
-//!   O(n) scan before serde_json reads it, with serde_json's own recursion limit (128: JS
-//!   data nests deeper) turned off; a deeper text is refused with an error naming the
-//!   limit. Every value in the core comes from here, from the streaming parser (which keeps
-//!   the same bound) or from the core itself, so no reader, writer, walker, clone or `Drop`
-//!   of a value recurses deeper than the stack holds.
+//! - **Depth.** A value is nested at most [`MAX_DEPTH`] levels. The text reader ([`Reader`],
+//!   this module's own) counts the levels as it reads and refuses a deeper text with an error
+//!   naming the limit. Every value in the core comes from here, from the streaming parser
+//!   (which keeps the same bound) or from the core itself, so no reader, writer, walker,
+//!   clone or `Drop` of a value recurses deeper than the stack holds.
 //! - **Lone surrogates.** A JS string may hold half of a UTF-16 surrogate pair (an emoji cut
 //!   in two). `JSON.stringify` writes it as a `\udXXX` escape; a Rust `String` cannot hold
 //!   it. Here such a unit is kept as two characters: U+FDD0, a noncharacter (Unicode
@@ -18,12 +17,10 @@
 //!   form; the one text that reads differently is U+FDD0 directly followed by a character
 //!   in U+E000–U+E7FF, which reads as a lone surrogate.
 //!
-//! Lowest layer: depends on serde and serde_json only.
+//! Lowest layer: depends on serde and serde_json (its `Value` and its writer) only.
 
-use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::Deserialize;
 use serde_json::Value;
 
 /// The deepest nesting of arrays and objects read from JSON text (and kept by the streaming
@@ -38,119 +35,38 @@ const MARK: char = '\u{FDD0}';
 /// The private-use character for surrogate unit 0xD800; the others follow it.
 const LONE_BASE: u32 = 0xE000;
 
+mod read;
+pub use read::Reader;
+
 /// Why a text was not read.
 #[derive(Debug)]
 pub enum Error {
     /// Nested deeper than [`MAX_DEPTH`].
     TooDeep,
-    /// Not JSON, or not of the expected shape: serde_json's message.
-    Syntax(serde_json::Error),
+    /// Not JSON: what was wrong, and where (line and column).
+    Syntax(String),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::TooDeep => write!(f, "JSON nested deeper than {MAX_DEPTH} levels (the limit)"),
-            Error::Syntax(e) => e.fmt(f),
+            Error::Syntax(e) => f.write_str(e),
         }
     }
 }
 
 impl std::error::Error for Error {}
 
-impl From<serde_json::Error> for Error {
-    fn from(e: serde_json::Error) -> Self {
-        Error::Syntax(e)
-    }
-}
-
 /// `JSON.parse(text)` as a [`Value`].
 pub fn parse(text: &str) -> Result<Value, Error> {
-    from_prepared(&prepare(text)?)
+    Reader::new(text, MAX_DEPTH).whole()
 }
 
 /// `JSON.parse(text)` for a text that wraps values of the caller's in `wrapper` levels of its
 /// own (a tool read as `[mode, declaration]`): the limit applies to the caller's values.
 pub fn parse_wrapped(text: &str, wrapper: usize) -> Result<Value, Error> {
-    from_prepared(&prepare_within(text, MAX_DEPTH + wrapper)?)
-}
-
-/// One pass over `text`: fails beyond [`MAX_DEPTH`], and rewrites the `\uXXXX` escapes of
-/// lone surrogates into their two-character form (a copy only when there are some; a high
-/// escape followed by a low one is a pair, which serde_json reads itself). For
-/// [`from_prepared`], and types that borrow from the text.
-pub fn prepare(text: &str) -> Result<Cow<'_, str>, Error> {
-    prepare_within(text, MAX_DEPTH)
-}
-
-fn prepare_within(text: &str, max_depth: usize) -> Result<Cow<'_, str>, Error> {
-    let b = text.as_bytes();
-    let mut out: Option<String> = None;
-    // Copied into `out` up to here.
-    let mut from = 0;
-    let (mut depth, mut in_string, mut i) = (0usize, false, 0);
-    while let Some(&c) = b.get(i) {
-        match (in_string, c) {
-            (true, b'"') | (false, b'"') => in_string = !in_string,
-            (true, b'\\') => match surrogate_escape(text, i) {
-                Some(0xD800..=0xDBFF)
-                    if matches!(surrogate_escape(text, i + 6), Some(0xDC00..=0xDFFF)) =>
-                {
-                    i += 11
-                }
-                // A lone half next to the other half as a raw character (an outer JSON
-                // text decoded it) is the pair, as in JS: `push_str` joins them.
-                Some(unit) => {
-                    let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
-                    push_str(o, text.get(from..i).unwrap_or(""));
-                    let mut lone = String::new();
-                    push_lone(&mut lone, unit);
-                    push_str(o, &lone);
-                    i += 5;
-                    from = i + 1;
-                }
-                // Any other escape: the backslash and the character it escapes.
-                None => i += 1,
-            },
-            (false, b'[' | b'{') => {
-                depth += 1;
-                if depth > max_depth {
-                    return Err(Error::TooDeep);
-                }
-            }
-            (false, b']' | b'}') => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        i += 1;
-    }
-    Ok(match out {
-        None => Cow::Borrowed(text),
-        Some(mut o) => {
-            push_str(&mut o, text.get(from..).unwrap_or(""));
-            Cow::Owned(o)
-        }
-    })
-}
-
-/// Reads a text that [`prepare`] returned (serde_json's recursion limit off: the text was
-/// measured).
-pub fn from_prepared<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    de.disable_recursion_limit();
-    let value = T::deserialize(&mut de)?;
-    de.end()?;
-    Ok(value)
-}
-
-/// The `\uXXXX` escape at `at` (the backslash) when it is a surrogate.
-fn surrogate_escape(text: &str, at: usize) -> Option<u16> {
-    let digits = text.get(at..at + 6)?.strip_prefix("\\u")?;
-    if !digits.bytes().all(|d| d.is_ascii_hexdigit()) {
-        return None;
-    }
-    u16::from_str_radix(digits, 16)
-        .ok()
-        .filter(|u| (0xD800..=0xDFFF).contains(u))
+    Reader::new(text, MAX_DEPTH + wrapper).whole()
 }
 
 /// Appends the two-character form of the lone surrogate `unit`.
@@ -427,9 +343,9 @@ impl Put for serde_json::Map<String, Value> {
 mod tests {
     use super::*;
 
-    /// Every double read from JSON text is the nearest one, as JSON.parse reads it. (Natively
-    /// a dev-dependency turns serde_json's exact reader on anyway; the `.wasm`, where the
-    /// feature is this crate's alone, is held to it by tests/js/numbers-exact.test.mjs.)
+    /// Every double read from JSON text is the nearest one, as JSON.parse reads it (natively
+    /// through `str::parse`; the `.wasm`, where the JS engine's `parseFloat` reads the ones
+    /// off the exact fast path, is held to it by tests/js/numbers-exact.test.mjs).
     #[test]
     fn numbers_are_read_exactly() -> Result<(), Box<dyn std::error::Error>> {
         let exact = |text: &str| -> Result<(), Box<dyn std::error::Error>> {

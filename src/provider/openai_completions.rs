@@ -95,254 +95,183 @@ struct WireFunction<'a> {
     arguments: Option<Cow<'a, str>>,
 }
 
-/// The typed reading of a chunk of the usual shape, straight from its text (serde_json's
-/// parser, no tree): strings borrowed, unknown fields skipped. It is strict (a field of
-/// another type, a `null` where an object belongs in a list) and gives up on the first
-/// surprise; the chunk is then read from the tree ([`Wire::lenient`]). The unit tests hold
-/// the two readings to the same decoding of generated streams.
-///
-/// Written over `deserialize_any` instead of serde's derive: a derived reader reaches
-/// serde_json's typed errors, whose messages print floats, and that printer and its tables
-/// are 20 KB of the `.wasm`. Every surprise here is one error without a value in it.
+/// The typed reading of a chunk of the usual shape, straight from its text (no tree):
+/// strings borrowed, unknown fields skipped. It is strict (a field of another type, a `null`
+/// where an object belongs in a list) and gives up on the first surprise; the chunk is then
+/// read from the tree ([`Wire::lenient`]). The unit tests hold the two readings to the same
+/// decoding of generated streams.
 mod read {
     use std::borrow::Cow;
-    use std::fmt;
 
-    use serde::de::{
-        self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
-    };
     use serde_json::Value;
 
     use super::{Wire, WireCall, WireChoice, WireDelta, WireFunction};
+    use crate::json::{Reader, MAX_DEPTH};
 
-    const SURPRISE: &str = "not the usual chunk shape";
+    /// `None` for a surprise (or text that is not JSON), in every function here.
+    type Read<T> = Option<T>;
 
-    fn surprise<E: de::Error>() -> E {
-        E::custom(SURPRISE)
-    }
-
-    /// The places in a chunk, each with the kinds of value it may hold and where its value
-    /// goes. One visitor serves them all, so serde_json's reader is instantiated once, not
-    /// once per place, and each value is written where it belongs (nothing large is moved).
-    enum Slot<'a, 'de> {
-        /// A key or a string value (`null` as none).
-        Text(&'a mut Option<Cow<'de, str>>),
-        /// A tool call's `index`: a non-negative integer or `null`.
-        Index(&'a mut Option<u64>),
-        Chunk(&'a mut Wire<'de>),
-        /// `choices`: the first one, the rest skipped; `null` as none.
-        Choices(&'a mut Option<WireChoice<'de>>),
-        /// One of `choices` (an object).
-        Choice(&'a mut Option<WireChoice<'de>>),
-        Delta(&'a mut Option<WireDelta<'de>>),
-        Calls(&'a mut Option<Vec<WireCall<'de>>>),
-        /// One of `tool_calls` (an object).
-        Call(&'a mut WireCall<'de>),
-        Function(&'a mut Option<WireFunction<'de>>),
-    }
-
-    struct Read<'a, 'de>(Slot<'a, 'de>);
-
-    impl<'de> Visitor<'de> for Read<'_, 'de> {
-        type Value = ();
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str(SURPRISE)
+    /// A string or `null` (as none).
+    fn text<'a>(r: &mut Reader<'a>) -> Read<Option<Cow<'a, str>>> {
+        if r.null().ok()? {
+            return Some(None);
         }
-        fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-            match self.0 {
-                Slot::Text(t) => *t = None,
-                Slot::Index(i) => *i = None,
-                Slot::Choices(c) => *c = None,
-                Slot::Delta(d) => *d = None,
-                Slot::Calls(c) => *c = None,
-                Slot::Function(f) => *f = None,
-                Slot::Chunk(_) | Slot::Choice(_) | Slot::Call(_) => return Err(surprise()),
-            }
-            Ok(())
-        }
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-            Err(surprise())
-        }
-        fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
-            match self.0 {
-                Slot::Index(i) => *i = Some(n),
-                _ => return Err(surprise()),
-            }
-            Ok(())
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-            Err(surprise())
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-            Err(surprise())
-        }
-        fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<(), E> {
-            match self.0 {
-                Slot::Text(t) => *t = Some(Cow::Borrowed(s)),
-                _ => return Err(surprise()),
-            }
-            Ok(())
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
-            match self.0 {
-                Slot::Text(t) => *t = Some(Cow::Owned(s.to_owned())),
-                _ => return Err(surprise()),
-            }
-            Ok(())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-            match self.0 {
-                Slot::Choices(c) => {
-                    *c = None;
-                    seq.next_element_seed(Read(Slot::Choice(c)))?;
-                    while seq.next_element::<IgnoredAny>()?.is_some() {}
-                }
-                Slot::Calls(c) => {
-                    let mut calls = Vec::new();
-                    loop {
-                        let mut call = WireCall::default();
-                        if seq
-                            .next_element_seed(Read(Slot::Call(&mut call)))?
-                            .is_none()
-                        {
-                            break;
-                        }
-                        calls.push(call);
-                    }
-                    *c = Some(calls);
-                }
-                _ => return Err(surprise()),
-            }
-            Ok(())
-        }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-            match self.0 {
-                Slot::Chunk(w) => chunk(map, w),
-                Slot::Choice(c) => choice(map, c.insert(WireChoice::default())),
-                Slot::Delta(d) => delta(map, d.insert(WireDelta::default())),
-                Slot::Call(c) => call(map, c),
-                Slot::Function(f) => function(map, f.insert(WireFunction::default())),
-                _ => Err(surprise()),
-            }
-        }
-    }
-
-    impl<'de> DeserializeSeed<'de> for Read<'_, 'de> {
-        type Value = ();
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_any(self)
-        }
-    }
-
-    /// Each member of an object, its value read by `member`.
-    fn members<'de, A: MapAccess<'de>>(
-        mut map: A,
-        keys: &[&str],
-        mut member: impl FnMut(usize, &mut A) -> Result<(), A::Error>,
-    ) -> Result<(), A::Error> {
-        loop {
-            let mut key = None;
-            if map.next_key_seed(Read(Slot::Text(&mut key)))?.is_none() {
-                return Ok(());
-            }
-            let Some(key) = key else {
-                return Err(surprise());
-            };
-            // A key given twice: the last value counts, as in JSON.parse (and the tree).
-            match keys.iter().position(|k| *k == key) {
-                Some(i) => member(i, &mut map)?,
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-    }
-
-    fn read<'de, A: MapAccess<'de>>(map: &mut A, slot: Slot<'_, 'de>) -> Result<(), A::Error> {
-        map.next_value_seed(Read(slot))
+        r.string().ok().map(Some)
     }
 
     /// A value kept whole; `null` as absent.
-    fn value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Value>, A::Error> {
-        Ok(Some(map.next_value::<Value>()?).filter(|v| !v.is_null()))
+    fn value(r: &mut Reader<'_>) -> Read<Option<Value>> {
+        Some(Some(r.value().ok()?).filter(|v| !v.is_null()))
     }
 
-    fn chunk<'de, A: MapAccess<'de>>(map: A, w: &mut Wire<'de>) -> Result<(), A::Error> {
-        members(
-            map,
-            &["id", "model", "usage", "choices", "error"],
-            |i, m| match i {
-                0 => read(m, Slot::Text(&mut w.id)),
-                1 => read(m, Slot::Text(&mut w.model)),
-                // `null` kept: it tells the choice's count not to be used.
-                2 => {
-                    w.usage = Some(m.next_value::<Value>()?);
-                    Ok(())
-                }
-                3 => read(m, Slot::Choices(&mut w.choice)),
-                _ => {
-                    w.error = value(m)?;
-                    Ok(())
-                }
-            },
-        )
+    /// An object's members, each key given to `member` with the reader at its value. A key
+    /// given twice: the last value counts, as in JSON.parse (and the tree).
+    fn members<'a>(
+        r: &mut Reader<'a>,
+        mut member: impl FnMut(&mut Reader<'a>, &str) -> Read<()>,
+    ) -> Read<()> {
+        if !r.open(b'{').ok()? {
+            return None;
+        }
+        let mut first = true;
+        while r.more(b'}', &mut first).ok()? {
+            let key = r.key().ok()?;
+            member(r, &key)?;
+        }
+        Some(())
     }
 
-    fn choice<'de, A: MapAccess<'de>>(map: A, c: &mut WireChoice<'de>) -> Result<(), A::Error> {
-        members(map, &["delta", "finish_reason", "usage"], |i, m| match i {
-            0 => read(m, Slot::Delta(&mut c.delta)),
-            1 => read(m, Slot::Text(&mut c.finish_reason)),
-            _ => {
-                c.usage = value(m)?;
-                Ok(())
-            }
-        })
+    /// An object, or `null` as none.
+    fn object<'a, T: Default>(
+        r: &mut Reader<'a>,
+        read: impl FnOnce(&mut Reader<'a>, &mut T) -> Read<()>,
+    ) -> Read<Option<T>> {
+        if r.null().ok()? {
+            return Some(None);
+        }
+        let mut t = T::default();
+        read(r, &mut t)?;
+        Some(Some(t))
     }
 
-    fn delta<'de, A: MapAccess<'de>>(map: A, d: &mut WireDelta<'de>) -> Result<(), A::Error> {
-        let keys = [
-            "content",
-            "reasoning_content",
-            "reasoning",
-            "reasoning_text",
-            "reasoning_details",
-            "tool_calls",
-        ];
-        members(map, &keys, |i, m| match i {
-            0 => read(m, Slot::Text(&mut d.content)),
-            1 => read(m, Slot::Text(&mut d.reasoning_content)),
-            2 => read(m, Slot::Text(&mut d.reasoning)),
-            3 => read(m, Slot::Text(&mut d.reasoning_text)),
-            4 => {
-                d.reasoning_details = value(m)?;
-                Ok(())
-            }
-            _ => read(m, Slot::Calls(&mut d.tool_calls)),
-        })
-    }
-
-    fn call<'de, A: MapAccess<'de>>(map: A, c: &mut WireCall<'de>) -> Result<(), A::Error> {
-        members(map, &["index", "id", "function"], |i, m| match i {
-            0 => read(m, Slot::Index(&mut c.index)),
-            1 => read(m, Slot::Text(&mut c.id)),
-            _ => read(m, Slot::Function(&mut c.function)),
-        })
-    }
-
-    fn function<'de, A: MapAccess<'de>>(map: A, f: &mut WireFunction<'de>) -> Result<(), A::Error> {
-        members(map, &["name", "arguments"], |i, m| match i {
-            0 => read(m, Slot::Text(&mut f.name)),
-            _ => read(m, Slot::Text(&mut f.arguments)),
-        })
+    fn skip(r: &mut Reader<'_>) -> Read<()> {
+        r.value().ok().map(drop)
     }
 
     /// The chunk `data`, read typed; `None` when it is not of the usual shape (or not JSON).
     pub(super) fn chunk_of(data: &str) -> Option<Wire<'_>> {
-        let mut de = serde_json::Deserializer::from_str(data);
-        let mut wire = Wire::default();
-        Read(Slot::Chunk(&mut wire)).deserialize(&mut de).ok()?;
-        de.end().ok()?;
-        Some(wire)
+        let mut r = Reader::new(data, MAX_DEPTH);
+        let mut w = Wire::default();
+        members(&mut r, |r, key| {
+            match key {
+                "id" => w.id = text(r)?,
+                "model" => w.model = text(r)?,
+                // `null` kept: it tells the choice's count not to be used.
+                "usage" => w.usage = Some(r.value().ok()?),
+                "choices" => w.choice = choices(r)?,
+                "error" => w.error = value(r)?,
+                _ => skip(r)?,
+            }
+            Some(())
+        })?;
+        r.end().ok()?;
+        Some(w)
+    }
+
+    /// `choices`: the first one (an object), the rest skipped; `null` as none.
+    fn choices<'a>(r: &mut Reader<'a>) -> Read<Option<WireChoice<'a>>> {
+        if r.null().ok()? {
+            return Some(None);
+        }
+        if !r.open(b'[').ok()? {
+            return None;
+        }
+        let mut first = true;
+        let mut out = None;
+        while r.more(b']', &mut first).ok()? {
+            if out.is_none() {
+                out = Some(object(r, choice)??);
+            } else {
+                skip(r)?;
+            }
+        }
+        Some(out)
+    }
+
+    fn choice<'a>(r: &mut Reader<'a>, c: &mut WireChoice<'a>) -> Read<()> {
+        members(r, |r, key| {
+            match key {
+                "delta" => c.delta = object(r, delta)?,
+                "finish_reason" => c.finish_reason = text(r)?,
+                "usage" => c.usage = value(r)?,
+                _ => skip(r)?,
+            }
+            Some(())
+        })
+    }
+
+    fn delta<'a>(r: &mut Reader<'a>, d: &mut WireDelta<'a>) -> Read<()> {
+        members(r, |r, key| {
+            match key {
+                "content" => d.content = text(r)?,
+                "reasoning_content" => d.reasoning_content = text(r)?,
+                "reasoning" => d.reasoning = text(r)?,
+                "reasoning_text" => d.reasoning_text = text(r)?,
+                "reasoning_details" => d.reasoning_details = value(r)?,
+                "tool_calls" => d.tool_calls = calls(r)?,
+                _ => skip(r)?,
+            }
+            Some(())
+        })
+    }
+
+    /// `tool_calls`: a list of objects, or `null` as none.
+    fn calls<'a>(r: &mut Reader<'a>) -> Read<Option<Vec<WireCall<'a>>>> {
+        if r.null().ok()? {
+            return Some(None);
+        }
+        if !r.open(b'[').ok()? {
+            return None;
+        }
+        let mut first = true;
+        let mut out = Vec::new();
+        while r.more(b']', &mut first).ok()? {
+            let mut c = WireCall::default();
+            call(r, &mut c)?;
+            out.push(c);
+        }
+        Some(Some(out))
+    }
+
+    fn call<'a>(r: &mut Reader<'a>, c: &mut WireCall<'a>) -> Read<()> {
+        members(r, |r, key| {
+            match key {
+                "index" => {
+                    c.index = if r.null().ok()? {
+                        None
+                    } else if matches!(r.peek(), Some(b'-' | b'0'..=b'9')) {
+                        Some(r.number().ok()?.as_u64()?)
+                    } else {
+                        return None;
+                    }
+                }
+                "id" => c.id = text(r)?,
+                "function" => c.function = object(r, function)?,
+                _ => skip(r)?,
+            }
+            Some(())
+        })
+    }
+
+    fn function<'a>(r: &mut Reader<'a>, f: &mut WireFunction<'a>) -> Read<()> {
+        members(r, |r, key| {
+            match key {
+                "name" => f.name = text(r)?,
+                "arguments" => f.arguments = text(r)?,
+                _ => skip(r)?,
+            }
+            Some(())
+        })
     }
 }
 
@@ -512,11 +441,10 @@ impl ChatCompletionsDecoder {
         out: &mut Vec<AssistantMessageEvent>,
     ) -> Result<(), String> {
         let malformed = |e| format!("Malformed JSON in stream event: {e}");
-        let data = crate::json::prepare(data).map_err(malformed)?;
-        if let Some(wire) = read::chunk_of(&data) {
+        if let Some(wire) = read::chunk_of(data) {
             return self.apply(wire, out);
         }
-        let chunk: Value = crate::json::from_prepared(&data).map_err(malformed)?;
+        let chunk: Value = crate::json::parse(data).map_err(malformed)?;
         match Wire::lenient(&chunk) {
             Some(wire) => self.apply(wire, out),
             None => Ok(()),
