@@ -104,6 +104,14 @@ for (const [n, d] of deepDocs.entries()) {
 }
 putSplit("partial_json", '{"s": "\\ud83d", "t": "\\ude00\\ud83d\\ude00"}'); // lone surrogates
 
+// ---- json: JSON texts (the streaming cases, deep ones, numbers and strings at the edges) --
+for (const c of json("streaming-json.json")) put("json", c.doc);
+for (const d of deepDocs) put("json", d);
+for (const t of ["-0", "0.1", "1e400", "-1e-400", "18446744073709551616", "-9223372036854775809",
+  "1.7976931348623157e308", "5e-324", "123456789012345678901234567890", "0.30000000000000004",
+  '"\\ud83d\\ude00"', '"\\ud83d"', '["\\ude00", "\\u0000\\n"]', '{"a": 1, "a": [2], "b": {}}',
+  "[1,]", '{"a" 1}', "01", "1.", "[1 2]", '"a\tb"']) put("json", t);
+
 // ---- schema: [schema, value] --------------------------------------------------------
 for (const c of json("validation.json")) put("schema", JSON.stringify([c.schema, c.args]));
 const suite = join(fixtures, "json-schema-test-suite", "draft2020-12");

@@ -138,7 +138,7 @@ pub fn parse_json(bytes: &[u8]) -> Option<Deep> {
     }
     let parse = || {
         // JS strings may hold lone surrogates, which serde_json refuses: they are read in the
-        // product's private encoding (json::prepare) so that both sides compare alike.
+        // product's private encoding (json::Reader) so that both sides compare alike.
         // A message wraps its deepest values in levels of its own, so the limit is the
         // harness's, not the product's.
         let text = std::str::from_utf8(bytes).ok()?;
