@@ -19,6 +19,10 @@ use serde_json::{Map, Number, Value};
 
 use super::{push_lone, push_str, Error};
 
+/// The bytes below 64 that end a run of plain characters in a string (control characters
+/// and `"`), as bits of their values; the other one is `\\`.
+const STOPS_STRING: u64 = 0xFFFF_FFFF | 1 << b'"';
+
 /// A reader positioned in `text`.
 pub struct Reader<'a> {
     text: &'a str,
@@ -47,12 +51,21 @@ impl<'a> Reader<'a> {
         Error::Syntax(format!("{what} at line {line} column {column}"))
     }
 
+    #[inline(always)]
     fn byte(&self) -> Option<u8> {
         self.text.as_bytes().get(self.pos).copied()
     }
 
     /// The next byte that is not whitespace (not consumed).
+    #[inline(always)]
     pub fn peek(&mut self) -> Option<u8> {
+        match self.byte() {
+            Some(b' ' | b'\n' | b'\r' | b'\t') => self.past_whitespace(),
+            b => b,
+        }
+    }
+
+    fn past_whitespace(&mut self) -> Option<u8> {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.byte() {
             self.pos += 1;
         }
@@ -170,6 +183,14 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Past the next value, keeping nothing of it (a string is not copied).
+    pub fn skip(&mut self) -> Result<(), Error> {
+        match self.peek() {
+            Some(b'"') => self.string().map(drop),
+            _ => self.value().map(drop),
+        }
+    }
+
     /// Consumes `bracket` (`[` or `{`), one level deeper; `false` when something else is next.
     pub fn open(&mut self, bracket: u8) -> Result<bool, Error> {
         if self.peek() != Some(bracket) {
@@ -246,16 +267,19 @@ impl<'a> Reader<'a> {
         let mut owned: Option<String> = None;
         let mut from = self.pos;
         loop {
+            // On to the next quote, backslash or control character.
+            let rest = self.text.as_bytes().get(self.pos..).unwrap_or_default();
+            self.pos += rest
+                .iter()
+                .position(|&c| (c < 64 && STOPS_STRING >> c & 1 != 0) || c == b'\\')
+                .unwrap_or(rest.len());
             let Some(c) = self.byte() else {
                 return Err(self.fail("EOF while parsing a string"));
             };
-            if c != b'"' && c != b'\\' {
-                if c < 0x20 {
-                    return Err(self
-                        .fail("control character (\\u0000-\\u001F) found while parsing a string"));
-                }
-                self.pos += 1;
-                continue;
+            if c < 0x20 {
+                return Err(
+                    self.fail("control character (\\u0000-\\u001F) found while parsing a string")
+                );
             }
             // Both are ASCII, so `from..pos` lies on character boundaries.
             let run = self.text.get(from..self.pos).unwrap_or("");
@@ -349,34 +373,34 @@ impl<'a> Reader<'a> {
         if negative {
             self.pos += 1;
         }
-        // The significant digits as an integer while they fit (for the exact fast path).
+        // The significant digits as an integer while it holds them all (`exact`), and the
+        // power of ten that scales it.
         let mut significand = 0u64;
-        let mut digits = 0usize;
+        let mut exact = true;
         let mut scale = 0i32;
-        let mut count = |r: &mut Self, after_point: bool| -> usize {
+        let mut digits = |r: &mut Self, after_point: bool| -> usize {
             let mut n = 0;
             while let Some(d @ b'0'..=b'9') = r.byte() {
-                if digits < 19 {
-                    significand = significand * 10 + u64::from(d - b'0');
-                    if significand != 0 {
-                        digits += 1;
-                    }
-                    if after_point {
-                        scale -= 1;
-                    }
-                } else {
-                    digits += 1;
-                    if !after_point {
-                        scale += 1;
-                    }
-                }
                 r.pos += 1;
                 n += 1;
+                let more = significand
+                    .checked_mul(10)
+                    .and_then(|s| s.checked_add(u64::from(d - b'0')));
+                match more {
+                    Some(s) if exact => {
+                        significand = s;
+                        scale -= i32::from(after_point);
+                    }
+                    _ => {
+                        exact = false;
+                        scale += i32::from(!after_point);
+                    }
+                }
             }
             n
         };
         let leading_zero = self.byte() == Some(b'0');
-        let int_digits = count(self, false);
+        let int_digits = digits(self, false);
         if int_digits == 0 {
             return Err(self.fail(if self.byte().is_none() {
                 "EOF while parsing a value"
@@ -392,7 +416,7 @@ impl<'a> Reader<'a> {
         if self.byte() == Some(b'.') {
             self.pos += 1;
             integral = false;
-            if count(self, true) == 0 {
+            if digits(self, true) == 0 {
                 return Err(self.fail("invalid number"));
             }
         }
@@ -426,19 +450,20 @@ impl<'a> Reader<'a> {
                 exponent = -exponent;
             }
         }
-        let literal = self.text.get(start..self.pos).unwrap_or("");
-        if integral {
-            if !negative {
-                if let Ok(n) = literal.parse::<u64>() {
-                    return Ok(Number::from(n));
+        // An integer literal as serde_json holds it: `u64`, a negative one `i64`, else (and
+        // `-0`) a double.
+        if integral && exact {
+            match (negative, significand) {
+                (false, n) => return Ok(Number::from(n)),
+                (true, n @ 1..=0x8000_0000_0000_0000) => {
+                    return Ok(Number::from((n as i64).wrapping_neg()))
                 }
-            } else if let Ok(n @ (..=-1)) = literal.parse::<i64>() {
-                return Ok(Number::from(n));
+                _ => {}
             }
         }
         // Exact without rounding twice: both factors are exact doubles (Clinger's fast path).
         let power = scale.saturating_add(exponent);
-        let f = if digits <= 15 && (-22..=22).contains(&power) {
+        let f = if exact && significand < 1 << 53 && (-22..=22).contains(&power) {
             let mut p = 1.0f64;
             for _ in 0..power.unsigned_abs() {
                 p *= 10.0;
@@ -451,7 +476,7 @@ impl<'a> Reader<'a> {
                 f
             }
         } else {
-            crate::jsnum::parse_float(literal)
+            crate::jsnum::parse_float(self.text.get(start..self.pos).unwrap_or(""))
         };
         Number::from_f64(f).ok_or_else(|| {
             self.pos = start;

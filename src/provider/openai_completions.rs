@@ -155,7 +155,7 @@ mod read {
     }
 
     fn skip(r: &mut Reader<'_>) -> Read<()> {
-        r.value().ok().map(drop)
+        r.skip().ok()
     }
 
     /// The chunk `data`, read typed; `None` when it is not of the usual shape (or not JSON).
