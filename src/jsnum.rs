@@ -291,9 +291,20 @@ fn is_decimal_literal(s: &str) -> bool {
 /// as JS writes them (`-150`, not `-150.0`; `1e+21`) and lone surrogates as `\udXXX`
 /// escapes (crate::json), so request bodies and argument strings match pi's byte for byte.
 pub fn json_stringify(value: &serde_json::Value) -> String {
+    text_of(value, false)
+}
+
+/// The JSON text from which `JSON.parse` makes `value` in JS: [`json_stringify`]'s, but with
+/// `-0` written as such (JSON.stringify writes `0`), so that a `-0` the network sent reaches
+/// JS as pi's `JSON.parse` gave it.
+pub fn json_for_js(value: &serde_json::Value) -> String {
+    text_of(value, true)
+}
+
+fn text_of(value: &serde_json::Value, negative_zero: bool) -> String {
     let mut out = Vec::new();
     // (Writing a value to a Vec cannot fail: its keys are strings and the Vec takes any bytes.)
-    let _ = write_json(&mut out, value);
+    let _ = write_with(&mut out, value, negative_zero);
     crate::json::escape_lone(String::from_utf8_lossy(&out).into_owned())
 }
 
@@ -358,17 +369,29 @@ pub fn write_json<T: serde::Serialize + ?Sized>(
     out: &mut Vec<u8>,
     value: &T,
 ) -> Result<(), serde_json::Error> {
-    struct JsFormatter;
+    write_with(out, value, false)
+}
+
+/// [`write_json`], with `-0` written as such when `negative_zero`.
+fn write_with<T: serde::Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    value: &T,
+    negative_zero: bool,
+) -> Result<(), serde_json::Error> {
+    struct JsFormatter(bool);
     impl serde_json::ser::Formatter for JsFormatter {
         fn write_f64<W: ?Sized + std::io::Write>(
             &mut self,
             w: &mut W,
             v: f64,
         ) -> std::io::Result<()> {
+            if self.0 && v == 0.0 && v.is_sign_negative() {
+                return w.write_all(b"-0");
+            }
             js_f64(w, v)
         }
     }
-    let mut ser = serde_json::Serializer::with_formatter(out, JsFormatter);
+    let mut ser = serde_json::Serializer::with_formatter(out, JsFormatter(negative_zero));
     value.serialize(&mut ser)
 }
 

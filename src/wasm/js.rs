@@ -372,9 +372,9 @@ pub fn to_json(v: &JsValue, what: &str) -> Result<Option<Value>, Unreadable> {
     })
 }
 
-/// A JSON value as a fresh JS value (lone surrogates restored: crate::json).
+/// A JSON value as a fresh JS value (lone surrogates restored: crate::json; `-0` kept).
 pub fn from_json(v: &Value) -> JsValue {
-    JSON::parse(&crate::json::stringify(v)).unwrap_or(JsValue::UNDEFINED)
+    JSON::parse(&crate::jsnum::json_for_js(v)).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// A core string as the JS string it stands for (a lone surrogate restored: crate::json).

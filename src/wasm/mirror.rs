@@ -64,7 +64,7 @@ pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value) {
     if let Some(state) = cell.borrow_mut().as_mut() {
         if meta_differs(&state.meta, message) {
             state.meta = meta_of(message);
-            let json = crate::json::stringify(&serde_json::Value::Object(state.meta.clone()));
+            let json = crate::jsnum::json_for_js(&serde_json::Value::Object(state.meta.clone()));
             let fields = [None, None, None, None, Some(Field::Json(&json))];
             record(&mut state.batch, SET_META, 0, fields);
         }
@@ -83,7 +83,7 @@ pub fn sync_blocks(cell: &UpdateCell, message: &serde_json::Value, indices: &[us
         let Some(block) = message.get("content").and_then(|c| c.get(i)) else {
             continue;
         };
-        let json = crate::json::stringify(block);
+        let json = crate::jsnum::json_for_js(block);
         let fields = [None, Some(Field::Json(&json)), None, None, None];
         record(&mut state.batch, ASSIGN_BLOCK, i, fields);
     }

@@ -124,3 +124,22 @@ test('a Responses call that opens with argument text shows it from its start, an
     }
   }
 });
+
+test('a -0 in streamed tool arguments reaches execute and the final call as -0, as JSON.parse gives it in pi', async () => {
+  const seen = {};
+  for (const impl of ['pi', 'ours', 'oursStreamSimple']) {
+    const server = await serve([callBody(['{"x": -0, "y": [-0.0, 0', ', 1], "z": -1e-400}']), textBody]);
+    servers.push(server);
+    const model = { ...getModel('openai', 'gpt-4o-mini'), id: 'gpt-test', api: 'openai-completions', baseUrl: server.baseUrl };
+    let params;
+    const recorder = { ...tool, execute: async (_id, a) => { params = a; return { content: [{ type: 'text', text: 'ok' }], details: {} }; } };
+    const [runAgentLoop, streamFn] = IMPLS[impl];
+    const messages = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [recorder] },
+      { model, apiKey: 'sk-test', convertToLlm: (m) => m }, () => {}, undefined, streamFn);
+    const call = messages.find((m) => m.role === 'assistant').content.find((c) => c.type === 'toolCall');
+    seen[impl] = [params.x, params.y[0], params.y[1], params.z, call.arguments.x, call.arguments.z].map((v) => Object.is(v, -0));
+  }
+  assert.deepEqual(seen.pi, [true, true, false, true, true, true]);
+  assert.deepEqual(seen.ours, seen.pi);
+  assert.deepEqual(seen.oursStreamSimple, seen.pi);
+});
