@@ -969,7 +969,9 @@ impl ProviderStream {
     /// Decodes one SSE event (one provider chunk, as pi-ai handles one per step, so the
     /// partial is never more than one chunk ahead of the events being delivered).
     fn decode(&mut self, event: &SseEvent) {
-        let data = event.data.trim();
+        // JSON's whitespace only, as JSON.parse skips it: any other (U+00A0, U+2028, a form
+        // feed) makes the data malformed, as in pi.
+        let data = event.data.trim_matches([' ', '\t', '\n', '\r']);
         if data.is_empty() {
             return;
         }

@@ -153,6 +153,22 @@ test('malformed JSON in a data line ends the response with an error naming it', 
   assertEndsCleanly(events, messages);
 });
 
+test('around a data line\'s JSON only JSON\'s whitespace is skipped: U+00A0, U+2028 or a form feed makes it malformed, as JSON.parse has it in pi', async () => {
+  const chunk = '{"id":"x","choices":[{"index":0,"delta":{"content":"b"}}]}';
+  for (const [before, after, ok] of [[' \t', '\t ', true], ['\u00a0', '', false], ['', '\u2028', false], ['\f', '', false]]) {
+    const body = `data: {"id":"x","choices":[{"index":0,"delta":{"content":"a"}}]}\n\ndata: ${before}${chunk}${after}\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n`;
+    const { events, messages, last } = await runBuiltin((_n, _b, _req, res) => writeSse(res, body));
+    assert.equal(last.stopReason, ok ? 'stop' : 'error', JSON.stringify(before + after));
+    assert.equal(last.content[0].text, ok ? 'ab' : 'a');
+    if (!ok) assert.match(last.errorMessage, /Malformed JSON in stream event: expected value|trailing characters/);
+    assertEndsCleanly(events, messages);
+    const server = await serve((_n, _b, _req, res) => writeSse(res, body));
+    servers.push(server);
+    const pi = await piStreamSimple({ ...baseModel, baseUrl: server.baseUrl }, { messages: prompt() }, { apiKey: KEY }).result();
+    assert.equal(pi.stopReason, last.stopReason, `pi: ${JSON.stringify(before + after)}`);
+  }
+});
+
 test('a 200 answer that is JSON, not an event stream, is named as such', async () => {
   const { last } = await runBuiltin((_n, _b, _req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
