@@ -30,7 +30,8 @@ use crate::message::{AgentMessage, StopReason};
 /// One streamed tool call: its block, the server's index and id for it, and its arguments.
 struct ToolCallState {
     block: usize,
-    index: Option<u64>,
+    /// Any number, as pi-ai keys its calls by `typeof index === "number"`.
+    index: Option<f64>,
     id: String,
     args: ToolArgs,
 }
@@ -84,7 +85,7 @@ struct WireDelta<'a> {
 
 #[derive(Default)]
 struct WireCall<'a> {
-    index: Option<u64>,
+    index: Option<f64>,
     id: Option<Cow<'a, str>>,
     function: Option<WireFunction<'a>>,
 }
@@ -250,7 +251,7 @@ mod read {
                     c.index = if r.null().ok()? {
                         None
                     } else if matches!(r.peek(), Some(b'-' | b'0'..=b'9')) {
-                        Some(r.number().ok()?.as_u64()?)
+                        Some(r.number().ok()?.as_f64()?)
                     } else {
                         return None;
                     }
@@ -300,7 +301,7 @@ impl<'a> Wire<'a> {
                         calls
                             .iter()
                             .map(|call| WireCall {
-                                index: call.get("index").and_then(Value::as_u64),
+                                index: call.get("index").and_then(Value::as_f64),
                                 id: text(call, "id"),
                                 function: call.get("function").map(|f| WireFunction {
                                     name: text(f, "name"),
@@ -1118,10 +1119,19 @@ mod tests {
         let calls = delta.tool_calls.ok_or("its tool calls")?;
         assert_eq!(calls.len(), 1);
         let call = calls.first().ok_or("one tool call")?;
-        assert_eq!(call.index, Some(0));
+        assert_eq!(call.index, Some(0.0));
         let f = call.function.as_ref().ok_or("its function")?;
         assert_eq!(f.arguments.as_deref(), Some("{\"a\""));
         assert!(read::chunk_of(r#"{"choices":null,"error":null}"#).is_some());
+        // Any number is an index, as pi-ai's `typeof index === "number"` has it.
+        for (text, index) in [("1.5", 1.5), ("-1", -1.0), ("1e0", 1.0)] {
+            let chunk =
+                format!(r#"{{"choices":[{{"delta":{{"tool_calls":[{{"index":{text}}}]}}}}]}}"#);
+            let wire = read::chunk_of(&chunk).ok_or("an odd index")?;
+            let calls = wire.choice.and_then(|c| c.delta?.tool_calls);
+            let call = calls.as_deref().and_then(<[_]>::first).ok_or("its call")?;
+            assert_eq!(call.index, Some(index));
+        }
         let empty = read::chunk_of(r#"{"choices":[]}"#).ok_or("an empty choice list")?;
         assert!(empty.choice.is_none());
 
@@ -1130,8 +1140,7 @@ mod tests {
             r#"{"choices":[null]}"#,
             r#"{"choices":{}}"#,
             r#"{"choices":[{"delta":{"content":[{"type":"text","text":"x"}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"index":1.5}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"index":-1}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":"1"}]}}]}"#,
             r#"{"choices":[{"delta":{"tool_calls":[null]}}]}"#,
             r#"["id","model"]"#,
             r#"{"id":"a"} x"#,
