@@ -23,6 +23,20 @@ use super::{push_lone, push_str, Error};
 /// and `"`), as bits of their values; the other one is `\\`.
 const STOPS_STRING: u64 = 0xFFFF_FFFF | 1 << b'"';
 
+/// A number's parts, as [`Reader::scan_number`] read them.
+struct Scanned {
+    /// Where its text starts (its sign).
+    start: usize,
+    negative: bool,
+    /// Its significant digits, all of them when `exact`.
+    significand: u64,
+    exact: bool,
+    /// No fraction and no exponent.
+    integral: bool,
+    /// The power of ten that scales `significand`.
+    power: i32,
+}
+
 /// A reader positioned in `text`.
 pub struct Reader<'a> {
     text: &'a str,
@@ -113,6 +127,18 @@ impl<'a> Reader<'a> {
     /// The next value. Read without recursion: the arrays and objects still open are a list
     /// here, so the depth costs no stack.
     pub fn value(&mut self) -> Result<Value, Error> {
+        self.read(true)
+    }
+
+    /// Past the next value, checked as [`value`](Self::value) checks it but keeping nothing of
+    /// it: no string is copied, no number converted, no array or object built.
+    pub fn skip(&mut self) -> Result<(), Error> {
+        self.read(false).map(drop)
+    }
+
+    /// The next value when `keep`, else `null` for it. (One copy for both: not inlined.)
+    #[inline(never)]
+    fn read(&mut self, keep: bool) -> Result<Value, Error> {
         /// An array or object being read, with the key of the member being read.
         enum Open {
             List(Vec<Value>),
@@ -133,8 +159,24 @@ impl<'a> Reader<'a> {
                     self.literal("false")?;
                     Value::Bool(false)
                 }
-                Some(b'"') => Value::String(self.string()?.into_owned()),
-                Some(b'-' | b'0'..=b'9') => Value::Number(self.number()?),
+                Some(b'"') => {
+                    let s = self.string()?;
+                    if keep {
+                        Value::String(s.into_owned())
+                    } else {
+                        Value::Null
+                    }
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    let n = self.scan_number()?;
+                    // Skipped, a number is converted only where it may be out of range: below
+                    // 10^20 × 10^288 it is not.
+                    if keep || n.power > 288 {
+                        Value::Number(self.number_of(n)?)
+                    } else {
+                        Value::Null
+                    }
+                }
                 Some(b'[') => {
                     self.open(b'[')?;
                     if self.more(b']', &mut true)? {
@@ -146,7 +188,7 @@ impl<'a> Reader<'a> {
                 Some(b'{') => {
                     self.open(b'{')?;
                     if self.more(b'}', &mut true)? {
-                        let key = self.key()?.into_owned();
+                        let key = self.owned_key(keep)?;
                         open.push(Open::Object(Map::new(), key));
                         continue;
                     }
@@ -160,7 +202,9 @@ impl<'a> Reader<'a> {
                 match open.pop() {
                     None => return Ok(v),
                     Some(Open::List(mut items)) => {
-                        items.push(v);
+                        if keep {
+                            items.push(v);
+                        }
                         if self.more(b']', &mut false)? {
                             open.push(Open::List(items));
                             break;
@@ -170,9 +214,11 @@ impl<'a> Reader<'a> {
                     Some(Open::Object(mut map, key)) => {
                         // A key given twice: the last value, in the first one's place (as
                         // JSON.parse has it).
-                        map.insert(key, v);
+                        if keep {
+                            map.insert(key, v);
+                        }
                         if self.more(b'}', &mut false)? {
-                            let key = self.key()?.into_owned();
+                            let key = self.owned_key(keep)?;
                             open.push(Open::Object(map, key));
                             break;
                         }
@@ -180,14 +226,6 @@ impl<'a> Reader<'a> {
                     }
                 }
             }
-        }
-    }
-
-    /// Past the next value, keeping nothing of it (a string is not copied).
-    pub fn skip(&mut self) -> Result<(), Error> {
-        match self.peek() {
-            Some(b'"') => self.string().map(drop),
-            _ => self.value().map(drop),
         }
     }
 
@@ -254,6 +292,16 @@ impl<'a> Reader<'a> {
             None => Err(self.fail("EOF while parsing an object")),
             Some(_) => Err(self.fail("expected `:`")),
         }
+    }
+
+    /// [`key`](Self::key), owned when `keep` (else empty).
+    fn owned_key(&mut self, keep: bool) -> Result<String, Error> {
+        let key = self.key()?;
+        Ok(if keep {
+            key.into_owned()
+        } else {
+            String::new()
+        })
     }
 
     /// The string that starts at the reader's position (its `"`): borrowed from the text
@@ -366,6 +414,12 @@ impl<'a> Reader<'a> {
     /// The number at the reader's position, as serde_json holds one: an integer literal
     /// that fits as `u64`/`i64`, any other as the nearest double (`-0` too).
     pub fn number(&mut self) -> Result<Number, Error> {
+        let n = self.scan_number()?;
+        self.number_of(n)
+    }
+
+    /// Past the number at the reader's position, its grammar checked; its parts.
+    fn scan_number(&mut self) -> Result<Scanned, Error> {
         self.peek();
         let start = self.pos;
         let negative = self.byte() == Some(b'-');
@@ -388,11 +442,11 @@ impl<'a> Reader<'a> {
                 match more {
                     Some(s) if exact => {
                         significand = s;
-                        scale -= i32::from(after_point);
+                        scale = scale.saturating_sub(i32::from(after_point));
                     }
                     _ => {
                         exact = false;
-                        scale += i32::from(!after_point);
+                        scale = scale.saturating_add(i32::from(!after_point));
                     }
                 }
             }
@@ -449,6 +503,26 @@ impl<'a> Reader<'a> {
                 exponent = -exponent;
             }
         }
+        Ok(Scanned {
+            start,
+            negative,
+            significand,
+            exact,
+            integral,
+            power: scale.saturating_add(exponent),
+        })
+    }
+
+    /// The value of a number [`scan_number`](Self::scan_number) read.
+    fn number_of(&mut self, n: Scanned) -> Result<Number, Error> {
+        let Scanned {
+            start,
+            negative,
+            significand,
+            exact,
+            integral,
+            power,
+        } = n;
         // An integer literal as serde_json holds it: `u64`, a negative one `i64`, else (and
         // `-0`) a double.
         if integral && exact {
@@ -461,7 +535,6 @@ impl<'a> Reader<'a> {
             }
         }
         // Exact without rounding twice: both factors are exact doubles (Clinger's fast path).
-        let power = scale.saturating_add(exponent);
         let f = if exact && significand < 1 << 53 && (-22..=22).contains(&power) {
             let mut p = 1.0f64;
             for _ in 0..power.unsigned_abs() {
@@ -663,6 +736,12 @@ mod tests {
                 text = garble(&mut g, &text);
             }
             let ours = Reader::new(&text, 64).whole();
+            // Skipping checks the text as reading does.
+            let mut skipping = Reader::new(&text, 64);
+            let skipped = skipping.skip().and_then(|()| skipping.end());
+            if skipped.is_ok() != ours.is_ok() {
+                return Err(format!("{text:?}: skipped {skipped:?}, read {ours:?}"));
+            }
             let mut de = serde_json::Deserializer::from_str(&text);
             let oracle =
                 serde::Deserialize::deserialize(&mut de).and_then(|v: Value| de.end().map(|()| v));

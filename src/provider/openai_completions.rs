@@ -1123,6 +1123,11 @@ mod tests {
         let f = call.function.as_ref().ok_or("its function")?;
         assert_eq!(f.arguments.as_deref(), Some("{\"a\""));
         assert!(read::chunk_of(r#"{"choices":null,"error":null}"#).is_some());
+        // Fields skipped whole (logprobs): read typed; a number out of range in them is not.
+        let logprobs = r#"{"choices":[{"delta":{"content":"a"},"logprobs":{"content":[
+            {"token":"a","logprob":-0.0123456789012,"bytes":[97],"top_logprobs":[]}]}}]}"#;
+        assert!(read::chunk_of(logprobs).is_some());
+        assert!(read::chunk_of(&logprobs.replace("-0.0123456789012", "1e400")).is_none());
         // Any number is an index, as pi-ai's `typeof index === "number"` has it.
         for (text, index) in [("1.5", 1.5), ("-1", -1.0), ("1e0", 1.0)] {
             let chunk =
