@@ -2,10 +2,9 @@
 // cut can be aimed and its effect rerun: `node scripts/size-attribution.mjs top.csv [--top N]`.
 // Called by scripts/size-attribution.sh, which makes the CSV from a build with names kept.
 //
-// An item counts for the first part whose pattern its name matches. Generic code is named by
-// its instance (`<… as serde::Deserialize>::deserialize` of one of our types), so it counts
-// where its crate is: serde's derived readers are "serde", not the module whose type they
-// read. Raw bytes, before gzip (the shipped total in gzip is printed by size-report.mjs).
+// An item counts for the first part whose pattern its name matches: a generic instance named
+// after one of our types counts where that type's module is, unless an earlier part claims
+// it. Raw bytes, before gzip (the shipped total in gzip is printed by size-report.mjs).
 import { readFileSync } from 'node:fs';
 
 const file = process.argv[2];
@@ -38,12 +37,11 @@ const PARTS = [
   ['loop, checkpoints', [own('agent::')]],
   ['messages, events, JSON', [own('(message|event|json|jsnum|error|io)')]],
   ['JS binding (ours)', [own('wasm::')]],
-  ['serde, serde_json', [/serde/]],
-  ['float print/parse', [/flt2dec|dec2flt|f64 as core.*(Display|FromStr|Debug)|ryu|grisu|dragon/]],
+  ['float print/parse', [/flt2dec|dec2flt|f64 as core.*(Display|FromStr|Debug)|grisu|dragon/]],
   ['wasm-bindgen, js-sys', [/wasm_bindgen|js_sys|externref shim|__wbindgen|__wbg|web_sys/]],
   ['futures', [/futures/]],
   ['allocator (dlmalloc)', [/dlmalloc|__rust_(alloc|dealloc|realloc)|__rdl_/]],
-  ['collections (alloc, hashbrown, indexmap)', [/hashbrown|indexmap|alloc::(vec|string|raw_vec|collections|fmt|str|slice)|RawVec/]],
+  ['collections (alloc, hashbrown)', [/hashbrown|alloc::(vec|string|raw_vec|collections|fmt|str|slice)|RawVec/]],
   ['core (fmt, str, char tables)', [/core::|^<?core|^<?alloc/]],
 ];
 

@@ -11,7 +11,7 @@ use crate::json::Put;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::message::{num, AgentMessage, Object, StopReason};
 

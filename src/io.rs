@@ -10,8 +10,8 @@
 use crate::json::Put;
 use std::rc::Rc;
 
+use crate::json::Value;
 use futures::future::LocalBoxFuture;
-use serde_json::Value;
 
 use crate::error::Thrown;
 use crate::event::{AgentEvent, AssistantMessageEvent};

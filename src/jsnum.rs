@@ -5,8 +5,10 @@
 //! In the `.wasm` the JS engine does both (`String`, `Number`, `parseFloat`, installed as
 //! an [`Engine`] by src/wasm): its semantics are the ones wanted, and Rust's float printer and parser (with their tables, 20 KB) stay
 //! out of the module. The native build (the tests) has Rust implementations of the same
-//! rules: the shortest round-trip digits from serde_json's float printer, laid out by the
+//! rules: the shortest round-trip digits from Rust's float printer, laid out by the
 //! ECMAScript rules, and the StringToNumber grammar over `str::parse`.
+
+use crate::json::{Style, Value};
 
 /// The host's number conversions. In the `.wasm` they are the JS engine's, which src/wasm
 /// installs when the module starts (the core names no JS API itself). `None` when the engine
@@ -40,10 +42,14 @@ fn engine() -> Option<Engine> {
 
 /// `String(n)` for an `f64`.
 pub fn to_js_string(n: f64) -> String {
+    // A whole number below 2^53 prints as its digits in every engine (`-0` as `0`): no call
+    // into JS for the counts and indices that most numbers are.
+    if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 {
+        return (n as i64).to_string();
+    }
     #[cfg(target_arch = "wasm32")]
     return match engine().and_then(|e| (e.string)(n)) {
         Some(s) => s,
-        None if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 => (n as i64).to_string(),
         None => String::from("NaN"),
     };
     #[cfg(not(target_arch = "wasm32"))]
@@ -117,9 +123,8 @@ fn rust_to_js_string(n: f64) -> String {
 /// point: `x = 0.d1d2… × 10^exp`.
 #[cfg(not(target_arch = "wasm32"))]
 fn shortest_digits(x: f64) -> (String, i64) {
-    let printed = serde_json::Number::from_f64(x)
-        .map(|n| n.to_string())
-        .unwrap_or_default();
+    // Rust's `{:e}` prints the shortest digits that read back as `x`.
+    let printed = format!("{x:e}");
     let (mantissa, exp_part) = match printed.split_once(['e', 'E']) {
         Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
         None => (printed.as_str(), 0),
@@ -160,8 +165,7 @@ pub fn is_js_blank(s: &str) -> bool {
 
 /// Whether a JSON value is truthy in JS: not `null`, `false`, `0` or `""` (JSON has no NaN
 /// or undefined).
-pub fn is_truthy(v: &serde_json::Value) -> bool {
-    use serde_json::Value;
+pub fn is_truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -287,112 +291,47 @@ fn is_decimal_literal(s: &str) -> bool {
     i == b.len()
 }
 
-/// `JSON.stringify` of a JSON value: like serde_json's compact form, but numbers written
-/// as JS writes them (`-150`, not `-150.0`; `1e+21`) and lone surrogates as `\udXXX`
-/// escapes (crate::json), so request bodies and argument strings match pi's byte for byte.
-pub fn json_stringify(value: &serde_json::Value) -> String {
-    text_of(value, false)
+/// `JSON.stringify` of a JSON value: numbers written as JS writes them (`-150`, `1e+21`) and
+/// lone surrogates as `\udXXX` escapes (crate::json), so request bodies and argument strings
+/// match pi's byte for byte.
+pub fn json_stringify(value: &Value) -> String {
+    text_of(
+        value,
+        Style {
+            negative_zero: false,
+            pretty: false,
+        },
+    )
 }
 
 /// The JSON text from which `JSON.parse` makes `value` in JS: [`json_stringify`]'s, but with
 /// `-0` written as such (JSON.stringify writes `0`), so that a `-0` the network sent reaches
 /// JS as pi's `JSON.parse` gave it.
-pub fn json_for_js(value: &serde_json::Value) -> String {
-    text_of(value, true)
-}
-
-fn text_of(value: &serde_json::Value, negative_zero: bool) -> String {
-    let mut out = Vec::new();
-    // (Writing a value to a Vec cannot fail: its keys are strings and the Vec takes any bytes.)
-    let _ = write_with(&mut out, value, negative_zero);
-    crate::json::escape_lone(String::from_utf8_lossy(&out).into_owned())
+pub fn json_for_js(value: &Value) -> String {
+    text_of(
+        value,
+        Style {
+            negative_zero: true,
+            pretty: false,
+        },
+    )
 }
 
 /// `JSON.stringify(value, null, 2)`: [`json_stringify`] indented by two spaces.
-pub fn json_stringify_pretty(value: &serde_json::Value) -> String {
-    use serde::Serialize;
-    use serde_json::ser::{Formatter, PrettyFormatter};
-    use std::io::{Result, Write};
-    /// serde_json's indentation with JS numbers.
-    struct JsPretty<'a>(PrettyFormatter<'a>);
-    impl Formatter for JsPretty<'_> {
-        fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, v: f64) -> Result<()> {
-            js_f64(w, v)
-        }
-        fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
-            self.0.begin_array(w)
-        }
-        fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
-            self.0.end_array(w)
-        }
-        fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> Result<()> {
-            self.0.begin_array_value(w, first)
-        }
-        fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
-            self.0.end_array_value(w)
-        }
-        fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
-            self.0.begin_object(w)
-        }
-        fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
-            self.0.end_object(w)
-        }
-        fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> Result<()> {
-            self.0.begin_object_key(w, first)
-        }
-        fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
-            self.0.begin_object_value(w)
-        }
-        fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> Result<()> {
-            self.0.end_object_value(w)
-        }
-    }
+pub fn json_stringify_pretty(value: &Value) -> String {
+    text_of(
+        value,
+        Style {
+            negative_zero: false,
+            pretty: true,
+        },
+    )
+}
+
+fn text_of(value: &Value, style: Style) -> String {
     let mut out = Vec::new();
-    let mut ser =
-        serde_json::Serializer::with_formatter(&mut out, JsPretty(PrettyFormatter::new()));
-    let _ = value.serialize(&mut ser);
+    crate::json::write(&mut out, value, style);
     crate::json::escape_lone(String::from_utf8_lossy(&out).into_owned())
-}
-
-/// A JS number's JSON text: as `String(n)`, `null` when not finite.
-fn js_f64<W: ?Sized + std::io::Write>(w: &mut W, v: f64) -> std::io::Result<()> {
-    if v.is_finite() {
-        w.write_all(to_js_string(v).as_bytes())
-    } else {
-        w.write_all(b"null")
-    }
-}
-
-/// Appends `value` as JSON text to `out` as [`json_stringify`] writes it, except that lone
-/// surrogates stay in crate::json's form (the caller escapes the whole text once).
-pub fn write_json<T: serde::Serialize + ?Sized>(
-    out: &mut Vec<u8>,
-    value: &T,
-) -> Result<(), serde_json::Error> {
-    write_with(out, value, false)
-}
-
-/// [`write_json`], with `-0` written as such when `negative_zero`.
-fn write_with<T: serde::Serialize + ?Sized>(
-    out: &mut Vec<u8>,
-    value: &T,
-    negative_zero: bool,
-) -> Result<(), serde_json::Error> {
-    struct JsFormatter(bool);
-    impl serde_json::ser::Formatter for JsFormatter {
-        fn write_f64<W: ?Sized + std::io::Write>(
-            &mut self,
-            w: &mut W,
-            v: f64,
-        ) -> std::io::Result<()> {
-            if self.0 && v == 0.0 && v.is_sign_negative() {
-                return w.write_all(b"-0");
-            }
-            js_f64(w, v)
-        }
-    }
-    let mut ser = serde_json::Serializer::with_formatter(out, JsFormatter(negative_zero));
-    value.serialize(&mut ser)
 }
 
 #[cfg(test)]

@@ -14,8 +14,9 @@ mod common;
 use std::rc::Rc;
 
 use common::{decode_sse, fixture_bytes};
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::provider::anthropic::AnthropicDecoder;
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 fn model() -> Value {
     json!({"id": "claude-sonnet-4-5", "api": "anthropic-messages", "provider": "anthropic",

@@ -21,6 +21,7 @@ use std::rc::Rc;
 use common::decode_sse;
 use pi_agent_wasm::agent::validate::pattern::NativePatterns;
 use pi_agent_wasm::agent::validate::{validate_tool_call, MAX_WALK};
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::json::{self, MAX_DEPTH};
 use pi_agent_wasm::provider::anthropic::AnthropicDecoder;
 use pi_agent_wasm::provider::google::GoogleDecoder;
@@ -29,7 +30,7 @@ use pi_agent_wasm::provider::openai_responses::ResponsesDecoder;
 use pi_agent_wasm::provider::parse_tool_call_arguments;
 use pi_agent_wasm::provider::Decoder;
 use pi_agent_wasm::stream::StreamingJsonParser;
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 /// Runs `f` on a thread with a stack big enough for a debug build's frames.
 fn big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -283,7 +284,7 @@ fn defect_7_chat_completions_joins_a_pair_split_across_deltas() {
             json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "read", "arguments": ARGS[0]}}]}),
         );
     for a in &ARGS[1..] {
-        sse += &delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": a}}]}));
+        sse += &delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": *a}}]}));
     }
     sse += &event(
         None,

@@ -25,8 +25,9 @@ use pi_agent_wasm::agent::{resume_agent_loop, run_agent_loop};
 use pi_agent_wasm::error::Thrown;
 use pi_agent_wasm::event::AgentEvent;
 use pi_agent_wasm::io::*;
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::message::AgentMessage;
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 type Queue = Rc<RefCell<Vec<AgentMessage>>>;
 
@@ -230,8 +231,8 @@ fn labels(events: &[AgentEvent]) -> Vec<String> {
 fn timeless(m: &Value) -> Value {
     let mut m = m.clone();
     if let Some(o) = m.as_object_mut() {
-        o.remove("timestamp");
-        o.remove("durationMs");
+        o.shift_remove("timestamp");
+        o.shift_remove("durationMs");
     }
     m
 }

@@ -11,8 +11,9 @@
 
 use common::typed::{ContentBlock, Message};
 use pi_agent_wasm::event::AGENT_EVENT_TYPES;
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::message::{StopReason, ThinkingLevel, Usage};
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 mod common;
 
@@ -135,9 +136,10 @@ fn l_05_l_10_enumerations_use_pis_strings() {
         "a count that is no number"
     );
     let mut no_cost = text.clone();
-    no_cost.as_object_mut().unwrap().remove("cost");
+    no_cost.as_object_mut().unwrap().shift_remove("cost");
     assert!(Usage::from_value(&no_cost).is_none(), "cost is required");
-    let b: ContentBlock = serde_json::from_value(json!({"type": "text", "text": "x"})).unwrap();
+    let b: ContentBlock =
+        serde_json::from_value(serde_json::json!({"type": "text", "text": "x"})).unwrap();
     assert_eq!(
         b,
         ContentBlock::Text {

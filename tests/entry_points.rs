@@ -16,7 +16,8 @@ use futures::executor::block_on;
 use pi_agent_wasm::agent::{run_agent_loop, run_tool_call, ToolEnv};
 use pi_agent_wasm::error::Thrown;
 use pi_agent_wasm::io::*;
-use serde_json::{json, Value};
+use pi_agent_wasm::json::Value;
+use pi_agent_wasm::value as json;
 
 fn drive(
     w: &World,

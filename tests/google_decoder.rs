@@ -13,8 +13,9 @@ mod common;
 
 use std::rc::Rc;
 
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::provider::google::GoogleDecoder;
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 fn model() -> Value {
     json!({"id": "gemini-2.5-flash", "api": "google-generative-ai", "provider": "google",

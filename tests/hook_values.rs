@@ -10,7 +10,7 @@
 use pi_agent_wasm::agent::hook_values::*;
 use pi_agent_wasm::io::{BeforeToolCallResult, TurnDecision};
 use pi_agent_wasm::message::ThinkingLevel;
-use serde_json::json;
+use pi_agent_wasm::value as json;
 
 #[test]
 fn messages_must_be_arrays_of_role_objects() {

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use pi_agent_wasm::agent::validate::pattern::NativePatterns;
 use pi_agent_wasm::agent::validate::Schema;
-use serde_json::Value;
+use pi_agent_wasm::json::Value;
 
 /// Cases outside what the validator supports, by "file: group description".
 /// Each needs a feature the design note leaves out (documented in check.rs).

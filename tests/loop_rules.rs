@@ -17,8 +17,9 @@ use futures::executor::block_on;
 use pi_agent_wasm::agent::run_agent_loop;
 use pi_agent_wasm::event::{AgentEvent, AssistantMessageEvent};
 use pi_agent_wasm::io::*;
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::message::StopReason;
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 #[test]
 fn l_14_l_17_stream_completes_on_agent_end_and_ignores_later_pushes() {

@@ -15,7 +15,8 @@ use common::*;
 use pi_agent_wasm::agent::tools::truncated_call_text;
 use pi_agent_wasm::event::AgentEvent;
 use pi_agent_wasm::io::*;
-use serde_json::{json, Value};
+use pi_agent_wasm::json::Value;
+use pi_agent_wasm::value as json;
 
 fn tool_results(out: &[Rc<Value>]) -> Vec<Value> {
     out.iter()

@@ -8,7 +8,7 @@
 )]
 
 use pi_agent_wasm::message::*;
-use serde_json::json;
+use pi_agent_wasm::value as json;
 
 #[test]
 fn numbers_print_like_json_stringify() {

@@ -15,9 +15,10 @@ mod common;
 use std::rc::Rc;
 
 use common::same;
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::provider::openai_completions::ChatCompletionsDecoder;
 use pi_agent_wasm::stream::SseDecoder;
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 /// Streams pi-ai 1.6.0 reads wrongly; checked on their own below.
 const IMPROVED: [&str; 2] = ["array_content.sse", "same_index_parallel.sse"];
@@ -48,7 +49,7 @@ fn decode(model: &Value, chunks: &[&[u8]]) -> (Vec<Value>, Value) {
         .iter()
         .map(|e| {
             let j = e.to_json();
-            let mut o = serde_json::Map::new();
+            let mut o = pi_agent_wasm::json::Map::new();
             o.insert("type".into(), j["type"].clone());
             for k in ["contentIndex", "delta"] {
                 if let Some(v) = j.get(k) {

@@ -14,9 +14,10 @@ mod common;
 use std::rc::Rc;
 
 use common::{decode_sse, fixture_bytes};
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::provider::openai_responses::ResponsesDecoder;
 use pi_agent_wasm::provider::openai_responses_request::short_hash;
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 fn model() -> Value {
     json!({"id": "gpt-5-mini", "api": "openai-responses", "provider": "openai",

@@ -7,9 +7,9 @@
     clippy::panic
 )]
 
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::stream::partial_json::*;
-use serde_json::json;
-use serde_json::Value;
+use pi_agent_wasm::value as json;
 
 fn parse_in(pieces: &[&str]) -> (Option<Value>, Vec<Vec<Change>>) {
     let mut p = StreamingJsonParser::new();

@@ -24,8 +24,9 @@ use pi_agent_wasm::event::AssistantMessageEvent;
 use pi_agent_wasm::io::{
     AssistantStream, HttpRequest, HttpResponse, LlmContext, StreamOptions, Transport,
 };
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::provider::driver::{self, EnvKey, ProviderConfig, ProviderHooks, Services};
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 const KEY: &str = "sk-driver-secret-0123456789";
 
@@ -318,7 +319,7 @@ fn run(api: &str, config: ProviderConfig, attempts: Vec<Attempt>) -> Outcome {
 /// The message without what varies between splits of the same bytes (none should).
 fn comparable(m: &Value) -> Value {
     let mut m = m.clone();
-    m.as_object_mut().unwrap().remove("durationMs");
+    m.as_object_mut().unwrap().shift_remove("durationMs");
     m
 }
 

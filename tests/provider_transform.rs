@@ -10,8 +10,9 @@
 mod common;
 
 use common::same;
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::provider::transform::{collapse_system_messages, transform_messages};
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 #[test]
 fn transform_messages_matches_pi_ai() {

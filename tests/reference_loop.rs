@@ -16,8 +16,9 @@ use std::rc::Rc;
 
 use common::*;
 use pi_agent_wasm::io::*;
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::message::ThinkingLevel;
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 fn normalize(v: &Value) -> Value {
     match v {

@@ -12,15 +12,16 @@
 mod common;
 
 use common::same;
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::stream::{Change, PathSeg, StreamingJsonParser};
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 fn change_json(c: &Change) -> Value {
     let path = |p: &[PathSeg]| -> Value {
         p.iter()
             .map(|s| match s {
                 PathSeg::Key(k) => json!(k),
-                PathSeg::Index(i) => json!(i),
+                PathSeg::Index(i) => json!(*i),
             })
             .collect()
     };

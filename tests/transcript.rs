@@ -13,8 +13,9 @@ use std::rc::Rc;
 use common::*;
 use pi_agent_wasm::agent::declarations;
 use pi_agent_wasm::io::Tool;
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::message::transcript::*;
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 fn decl(name: &str, desc: &str) -> Value {
     json!({"name": name, "description": desc, "parameters": {"type": "object"}})

@@ -14,7 +14,7 @@ mod common;
 
 use pi_agent_wasm::agent::validate::pattern::NativePatterns;
 use pi_agent_wasm::agent::validate::validate_tool_call;
-use serde_json::json;
+use pi_agent_wasm::value as json;
 
 #[test]
 fn l_113_l_114_l_115_matches_the_reference_case_by_case() {
@@ -23,7 +23,7 @@ fn l_113_l_114_l_115_matches_the_reference_case_by_case() {
     let patterns = NativePatterns::default();
     let mut failures = Vec::new();
     for c in &cases {
-        let call = json!({"name": "tool", "arguments": c["args"]});
+        let call = json!({"name": "tool", "arguments": &c["args"]});
         let got = validate_tool_call(&c["schema"], &call, &patterns);
         let ok = match (&got, c.get("ok"), c.get("error")) {
             (Ok(v), Some(want), None) => same(v, want),

@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use pi_agent_wasm::json::{parse, MAX_DEPTH};
-use serde_json::Value;
+use pi_agent_wasm::json::Value;
 
 /// Whether `text` escapes a surrogate (`\uD800`–`\uDFFF`).
 fn escapes_a_surrogate(text: &str) -> bool {

@@ -19,7 +19,8 @@ use pi_agent_wasm::provider::openai_responses_request::{self, ResponsesOptions};
 use pi_agent_wasm::provider::transform::transform_messages;
 use pi_fuzz::typed::Message;
 use pi_fuzz::{assert_stringify_round_trips, deep_clone, known, Deep};
-use serde_json::{json, Value};
+use pi_agent_wasm::json::Value;
+use pi_agent_wasm::value as json;
 
 const NOW: f64 = 1_700_000_000_000.0;
 

@@ -12,7 +12,7 @@ use pi_agent_wasm::provider::parse_tool_call_arguments;
 use pi_agent_wasm::stream::partial_json::apply_change;
 use pi_agent_wasm::stream::StreamingJsonParser;
 use pi_fuzz::same;
-use serde_json::Value;
+use pi_agent_wasm::json::Value;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&seed, bytes)) = data.split_first() else {

@@ -11,7 +11,8 @@ use pi_agent_wasm::agent::validate::pattern::NativePatterns;
 use pi_agent_wasm::agent::validate::{validate, validate_tool_call};
 use pi_agent_wasm::message::transcript::to_tool_declaration;
 use pi_fuzz::{known, same, Deep};
-use serde_json::{json, Value};
+use pi_agent_wasm::json::Value;
+use pi_agent_wasm::value as json;
 
 fuzz_target!(|data: &[u8]| {
     if known::skip_deep_text(data) {

@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use pi_agent_wasm::agent::validate::pattern::NoPatterns;
 use pi_agent_wasm::agent::validate::Schema;
-use serde_json::Value;
+use pi_agent_wasm::json::Value;
 
 /// The deepest JSON the harness builds itself: its own recursive helpers and serde_json's
 /// parser must not overflow the fuzzer's stack before the code under test runs.

@@ -19,7 +19,7 @@ pub mod typed;
 pub mod known;
 pub mod provider;
 
-use serde_json::Value;
+use pi_agent_wasm::json::Value;
 
 /// Cuts `data` into chunks, the way a network may deliver it. `seed` picks the pattern:
 /// 0 one chunk, 1 every byte alone, otherwise pseudo-random sizes up to a bound that the

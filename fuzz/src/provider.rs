@@ -18,7 +18,8 @@ use pi_agent_wasm::io::{
 };
 use pi_agent_wasm::message::AgentMessage;
 use pi_agent_wasm::provider::driver::{self, ProviderConfig, ProviderHooks, Services};
-use serde_json::{json, Value};
+use pi_agent_wasm::json::Value;
+use pi_agent_wasm::value as json;
 
 /// The four APIs, as the driver names them.
 pub use pi_agent_wasm::provider::driver::Api;
@@ -142,8 +143,7 @@ pub fn decode(api: Api, chunks: &[&[u8]]) -> Decoded {
     };
     let mut model = model(api);
     if let Value::Object(o) = &mut model {
-        o.entry("baseUrl")
-            .or_insert_with(|| "http://127.0.0.1/v1".into());
+        o.get_or_insert_with("baseUrl", || "http://127.0.0.1/v1".into());
     }
     let model = Rc::new(model);
     let context = LlmContext {

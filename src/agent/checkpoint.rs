@@ -28,7 +28,7 @@ use crate::json::Put;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::error::{Error, Result};
 use crate::event::AgentEvent;

@@ -22,7 +22,7 @@
 
 use std::rc::Rc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::error::{Error, Result};
 use crate::io::{AfterToolCallResult, BeforeToolCallResult, TurnDecision};

@@ -14,6 +14,6 @@ pub use tools::{run_tool_call, ToolCallOutcome, ToolEnv};
 
 /// The declarations of `tools` (L-26), which `message::transcript::declare_tool_changes`
 /// compares with the transcript's.
-pub fn declarations(tools: &[std::rc::Rc<dyn crate::io::Tool>]) -> Vec<serde_json::Value> {
+pub fn declarations(tools: &[std::rc::Rc<dyn crate::io::Tool>]) -> Vec<crate::json::Value> {
     tools.iter().map(|t| t.declaration()).collect()
 }

@@ -7,7 +7,7 @@
 
 use std::rc::Rc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::checkpoint::{bad_checkpoint, Opening, Position, Stage};
 use super::declarations;

@@ -10,10 +10,10 @@ use crate::json::Put;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::json::Value;
 use futures::future::LocalBoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
-use serde_json::Value;
 
 use super::checkpoint::{interrupted_call_text, Ended};
 use super::validate::{validate_tool_call, Patterns};

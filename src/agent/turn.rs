@@ -12,7 +12,7 @@
 use crate::json::Put;
 use std::rc::Rc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::error::{Error, Result};
 use crate::event::{AgentEvent, AssistantMessageEvent};

@@ -14,7 +14,7 @@
 use crate::json::Put;
 use std::rc::Rc;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 pub mod transcript;
 mod types;
@@ -24,7 +24,7 @@ pub use types::*;
 pub type AgentMessage = Rc<Value>;
 
 /// A JSON object, in insertion order.
-pub type Object = Map<String, Value>;
+pub type Object = Map;
 
 // ---------------------------------------------------------------------------------------
 // Accessors: the fields the loop reads, with JS truthiness where pi relies on it.

@@ -8,7 +8,7 @@
 use crate::json::Put;
 use std::rc::Rc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::{content_text, is_role, num, AgentMessage, Object};
 

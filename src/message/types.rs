@@ -11,7 +11,7 @@
 //! core calls them, so they cost the `.wasm` nothing (the tests' typed fixtures use them).
 
 use crate::json::Put;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 /// L-05. Only `error`, `aborted` and `length` matter to the loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +115,7 @@ pub struct Usage {
     pub total_tokens: f64,
     pub cost: Cost,
     /// Other keys, kept in their order after the known ones.
-    pub extra: Map<String, Value>,
+    pub extra: Map,
 }
 
 /// A JS number as a JSON value, as `JSON.stringify` prints it: integral values as integers
@@ -131,12 +131,12 @@ pub fn num(n: f64) -> Value {
 }
 
 /// A required number of `o`.
-fn number(o: &Map<String, Value>, key: &str) -> Option<f64> {
+fn number(o: &Map, key: &str) -> Option<f64> {
     o.get(key)?.as_f64()
 }
 
 /// An optional number of `o`: absent or `null` is `None`, anything else but a number fails.
-fn optional_number(o: &Map<String, Value>, key: &str) -> Option<Option<f64>> {
+fn optional_number(o: &Map, key: &str) -> Option<Option<f64>> {
     match o.get(key) {
         None | Some(Value::Null) => Some(None),
         Some(v) => v.as_f64().map(Some),
@@ -146,13 +146,13 @@ fn optional_number(o: &Map<String, Value>, key: &str) -> Option<Option<f64>> {
 /// The four counts (or prices) `Usage` and `Cost` both begin with, in pi's order.
 const COUNT_KEYS: [&str; 4] = ["input", "output", "cacheRead", "cacheWrite"];
 
-fn put_counts(o: &mut Map<String, Value>, counts: [f64; 4]) {
+fn put_counts(o: &mut Map, counts: [f64; 4]) {
     for (key, n) in COUNT_KEYS.into_iter().zip(counts) {
         o.put(key, num(n));
     }
 }
 
-fn counts(o: &Map<String, Value>) -> Option<[f64; 4]> {
+fn counts(o: &Map) -> Option<[f64; 4]> {
     let [a, b, c, d] = COUNT_KEYS;
     Some([number(o, a)?, number(o, b)?, number(o, c)?, number(o, d)?])
 }
@@ -245,12 +245,15 @@ impl Usage {
     }
 }
 
+/// (Native only, as serde is: for the tests' typed forms.)
 /// Serializes an `f64` the way `JSON.stringify` prints a JS number (see [`num`]).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn js_number<S: serde::Serializer>(n: &f64, s: S) -> Result<S::Ok, S::Error> {
     serde::Serialize::serialize(&num(*n), s)
 }
 
 /// [`js_number`] for an optional field (`null` when absent).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn js_number_opt<S: serde::Serializer>(n: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     match n {
         Some(n) => js_number(n, s),
@@ -261,11 +264,13 @@ pub fn js_number_opt<S: serde::Serializer>(n: &Option<f64>, s: S) -> Result<S::O
 /// A string-valued enum's serde impls, through its `as_str` and `parse`.
 macro_rules! serde_by_name {
     ($t:ty, $what:literal) => {
+        #[cfg(not(target_arch = "wasm32"))]
         impl serde::Serialize for $t {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
             }
         }
+        #[cfg(not(target_arch = "wasm32"))]
         impl<'de> serde::Deserialize<'de> for $t {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let name = <String as serde::Deserialize>::deserialize(d)?;
@@ -282,11 +287,13 @@ serde_by_name!(ThinkingLevel, "thinking level");
 /// A struct's serde impls, through its `to_value` and `from_value`.
 macro_rules! serde_by_value {
     ($t:ty, $what:literal) => {
+        #[cfg(not(target_arch = "wasm32"))]
         impl serde::Serialize for $t {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 serde::Serialize::serialize(&self.to_value(), s)
             }
         }
+        #[cfg(not(target_arch = "wasm32"))]
         impl<'de> serde::Deserialize<'de> for $t {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let v = <Value as serde::Deserialize>::deserialize(d)?;

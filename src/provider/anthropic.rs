@@ -17,7 +17,7 @@
 use crate::json::Put;
 use std::rc::Rc;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::usage::calculate_cost;
 use super::{repair_json, ToolArgs};

@@ -16,7 +16,7 @@
 //! Pure: JSON in, JSON out.
 
 use crate::json::Put;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::compat_flag;
 use super::openai_completions_request::clamp_max_tokens;

@@ -3,7 +3,7 @@
 //! for the final value. Shared by every API's decoder.
 
 use crate::json::Put;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::edit_block;
 use crate::event::Partial;

@@ -21,8 +21,8 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::rc::Rc;
 
+use crate::json::Value;
 use futures::future::{select, Either};
-use serde_json::Value;
 
 use super::anthropic::AnthropicDecoder;
 use super::anthropic_request::{self, AnthropicOptions};

@@ -12,7 +12,7 @@
 use crate::json::Put;
 use std::rc::Rc;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::usage::calculate_cost;
 use crate::event::{AssistantMessageEvent, Partial};
@@ -126,12 +126,16 @@ fn put_at_path(root: &mut Value, path: &str, value: Value, append: bool) -> Resu
                 let Value::Object(o) = node else {
                     return Ok(());
                 };
+                let Some(slot) =
+                    o.get_or_insert_with(key, || if last { Value::Null } else { fresh() })
+                else {
+                    return Ok(());
+                };
                 if last {
-                    let slot = o.entry(key.clone()).or_insert(Value::Null);
                     set_or_append(slot, value, append);
                     return Ok(());
                 }
-                o.entry(key.clone()).or_insert_with(fresh)
+                slot
             }
             Err(index) => {
                 if !node.is_array() {
@@ -213,11 +217,7 @@ impl GoogleDecoder {
         super::push_block(&self.partial, block)
     }
 
-    fn with_block<T>(
-        &self,
-        index: usize,
-        f: impl FnOnce(&mut Map<String, Value>) -> T,
-    ) -> Option<T> {
+    fn with_block<T>(&self, index: usize, f: impl FnOnce(&mut Map) -> T) -> Option<T> {
         let mut p = self.partial.borrow_mut();
         match p.get_mut("content").and_then(|c| c.get_mut(index)) {
             Some(Value::Object(b)) => Some(f(b)),
@@ -417,7 +417,7 @@ impl GoogleDecoder {
         &self,
         block: usize,
         fragment: &Value,
-        delta: &mut Map<String, Value>,
+        delta: &mut Map,
     ) -> Result<(), String> {
         let Some(path) = str_of(fragment, "jsonPath") else {
             return Ok(());
@@ -435,11 +435,10 @@ impl GoogleDecoder {
         };
         delta.insert(path.to_string(), value.clone());
         self.with_block(block, |b| {
-            let args = b
-                .entry("arguments")
-                .or_insert_with(|| Value::Object(Map::new()));
-            put_at_path(args, path, value, append)
+            let args = b.get_or_insert_with("arguments", || Value::Object(Map::new()))?;
+            Some(put_at_path(args, path, value, append))
         })
+        .flatten()
         .unwrap_or(Ok(()))
     }
 

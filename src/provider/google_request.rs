@@ -11,7 +11,7 @@
 //! `thinkingBudgets`, and `samplingParams`. Pure: JSON in, JSON out.
 
 use crate::json::Put;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::openai_completions_request::{clamp_max_tokens, clamp_thinking_level};
 use super::transform::{collapse_system_messages, transform_messages};
@@ -178,7 +178,7 @@ fn const_as_enum(schema: &Value, name_map: bool) -> Value {
             Value::Array(items.iter().map(|s| const_as_enum(s, false)).collect())
         }
         Value::Object(o) => {
-            let mut out: Map<String, Value> = o
+            let mut out: Map = o
                 .iter()
                 .map(|(k, v)| {
                     let v = if name_map || SUBSCHEMAS.contains(&k.as_str()) {
@@ -191,14 +191,14 @@ fn const_as_enum(schema: &Value, name_map: bool) -> Value {
                     (k.clone(), v)
                 })
                 .collect();
-            if !name_map && out.contains_key("const") && out.get("enum").is_none_or(Value::is_null)
-            {
+            // (`"const" in result && result.enum === undefined`, then `delete result.const`.)
+            if !name_map && out.contains_key("const") && out.get("enum").is_none() {
                 if let Some(c) = out
                     .get("const")
                     .filter(|c| c.is_string() || c.is_number())
                     .cloned()
                 {
-                    out.remove("const");
+                    out.shift_remove("const");
                     out.put("enum", Value::Array(vec![c]));
                 }
             }
@@ -540,7 +540,7 @@ fn sdk_key_order(body: &mut Value) {
         if let Value::Object(o) = v {
             let mut sorted = Map::new();
             for k in order {
-                if let Some(x) = o.shift_remove(*k) {
+                if let Some(x) = o.shift_remove(k) {
                     sorted.insert((*k).to_string(), x);
                 }
             }

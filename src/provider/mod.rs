@@ -20,7 +20,7 @@ use crate::json::Put;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::message::{num, zero_usage, AgentMessage, StopReason};
@@ -96,11 +96,7 @@ pub fn push_block(partial: &Partial, block: Value) -> usize {
 }
 
 /// Runs `f` on content block `index` of the partial (`None` when there is no such block).
-pub fn edit_block<T>(
-    partial: &Partial,
-    index: usize,
-    f: impl FnOnce(&mut Map<String, Value>) -> T,
-) -> Option<T> {
+pub fn edit_block<T>(partial: &Partial, index: usize, f: impl FnOnce(&mut Map) -> T) -> Option<T> {
     let mut p = partial.borrow_mut();
     match p.get_mut("content").and_then(|c| c.get_mut(index)) {
         Some(Value::Object(b)) => Some(f(b)),

@@ -20,7 +20,7 @@ use crate::json::Put;
 use std::borrow::Cow;
 use std::rc::Rc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::usage::calculate_cost;
 use super::{Decoder, ToolArgs};
@@ -104,7 +104,7 @@ struct WireFunction<'a> {
 mod read {
     use std::borrow::Cow;
 
-    use serde_json::Value;
+    use crate::json::Value;
 
     use super::{Wire, WireCall, WireChoice, WireDelta, WireFunction};
     use crate::json::{Reader, MAX_DEPTH};
@@ -1041,7 +1041,7 @@ mod tests {
 
     /// Everything a decoder made of a stream, as text.
     fn run(chunks: &[String], typed: bool, read_typed: &mut usize) -> String {
-        let model = serde_json::json!({"id": "m", "api": "openai-completions", "provider": "openai",
+        let model = crate::value!({"id": "m", "api": "openai-completions", "provider": "openai",
             "cost": {"input": 1, "output": 2, "cacheRead": 0.5, "cacheWrite": 0}});
         let mut d = ChatCompletionsDecoder::new(Rc::new(model), 0.0);
         let mut events: Vec<AssistantMessageEvent> = vec![d.start()];
@@ -1109,7 +1109,7 @@ mod tests {
         assert_eq!(wire.id.as_deref(), Some("c1"));
         assert_eq!(
             wire.usage,
-            Some(serde_json::Value::Null),
+            Some(crate::json::Value::Null),
             "a null usage is kept"
         );
         let choice = wire.choice.ok_or("the first choice")?;

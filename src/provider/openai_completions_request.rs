@@ -18,7 +18,7 @@
 //! Pure: JSON in, JSON out.
 
 use crate::json::Put;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::openai_completions::is_reasoning_detail;
 use super::transform::{collapse_system_messages, transform_messages};
@@ -596,7 +596,7 @@ pub fn build_params(
 
 /// pi-ai `resolveSamplingParams` merged into the request: `model.samplingParams`, then the
 /// model's parameters for the (clamped) thinking level, then the request's.
-pub fn merge_sampling_params(model: &Value, options: &RequestOptions, p: &mut Map<String, Value>) {
+pub fn merge_sampling_params(model: &Value, options: &RequestOptions, p: &mut Map) {
     let level = options.reasoning.map_or("off".to_string(), |l| {
         clamp_thinking_level(model, l.as_str())
     });
@@ -683,7 +683,7 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
         .collect();
     let preserved = of_type("thinking")
         .find_map(|b| signed_details(str_field(b, "thinkingSignature")))
-        .or_else(|| (!legacy.is_empty()).then(|| Value::Array(legacy)));
+        .or_else(|| (!legacy.is_empty()).then_some(Value::Array(legacy)));
     if !thinking.is_empty() {
         if compat.requires_thinking_as_text {
             let joined: Vec<String> = thinking

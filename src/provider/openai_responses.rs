@@ -19,7 +19,7 @@
 use crate::json::Put;
 use std::rc::Rc;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::usage::calculate_cost;
 use super::ToolArgs;
@@ -132,7 +132,7 @@ impl ResponsesDecoder {
         super::set_field(&self.partial, key, value);
     }
 
-    fn edit<T>(&self, index: usize, f: impl FnOnce(&mut Map<String, Value>) -> T) -> Option<T> {
+    fn edit<T>(&self, index: usize, f: impl FnOnce(&mut Map) -> T) -> Option<T> {
         super::edit_block(&self.partial, index, f)
     }
 

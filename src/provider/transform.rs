@@ -16,7 +16,7 @@
 use crate::json::Put;
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use crate::message::transcript::get_current_system_message;
 use crate::message::{is_role, str_field, text_block};

@@ -2,7 +2,7 @@
 //! tokens, the highest `tiers` entry whose `inputTokensAbove` the request's input exceeds,
 //! and 1-hour cache writes at twice the input rate.
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::message::Usage;
 

@@ -25,7 +25,7 @@
 //! parse at the end reports the limit), so no value here is deeper than the stack holds.
 //! Depends on serde_json, `json` and `jsnum` only.
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use crate::jsnum::from_js_string;
 use crate::json::{push_lone, push_str, MAX_DEPTH};

@@ -21,14 +21,14 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
-
-/// One dispatched event, as the standard's `MessageEvent` would carry it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// One dispatched event, as the standard's `MessageEvent` would carry it. (serde, for the
+/// tests' fixtures, in the native build only.)
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(serde::Serialize))]
+#[cfg_attr(not(target_arch = "wasm32"), serde(rename_all = "camelCase"))]
 pub struct SseEvent {
     /// The `event:` field, or `"message"` when the event named none.
-    #[serde(rename = "type")]
+    #[cfg_attr(not(target_arch = "wasm32"), serde(rename = "type"))]
     pub event: String,
     /// The `data:` lines joined with `\n`.
     pub data: String,

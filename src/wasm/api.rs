@@ -5,8 +5,8 @@
 
 use std::rc::Rc;
 
+use crate::json::Value;
 use js_sys::{Function, Object};
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -108,7 +108,7 @@ fn loop_config(config: &JsValue, table: &Table, glue: &JsValue) -> JsResult<Loop
         // The glue's DEFAULT_AGENT_IDENTITY, as it is now (pi reads its export at each run).
         default_identity: to_json(&get(glue, "defaultIdentity"), "DEFAULT_AGENT_IDENTITY")
             .map_err(unreadable)?
-            .unwrap_or(serde_json::Value::Null),
+            .unwrap_or(crate::json::Value::Null),
         tool_execution: if tool_execution.as_string().as_deref() == Some("sequential") {
             ToolExecution::Sequential
         } else {

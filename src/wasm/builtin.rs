@@ -10,9 +10,9 @@
 use crate::json::Put;
 use std::rc::Rc;
 
+use crate::json::Value;
 use futures::future::LocalBoxFuture;
 use js_sys::Function;
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::fetch::{fetch_fn, post, BodyReader, Response};

@@ -77,9 +77,9 @@ impl Response {
         let mut out = Vec::new();
         let headers = get(&self.response, "headers");
         // A `fetch` of the caller's may give any headers object: read through `catch`.
-        if let Ok(Some(serde_json::Value::Object(h))) = from_entries(&headers) {
+        if let Ok(Some(crate::json::Value::Object(h))) = from_entries(&headers) {
             for (k, v) in h {
-                if let serde_json::Value::String(v) = v {
+                if let crate::json::Value::String(v) = v {
                     out.push((k, v));
                 }
             }

@@ -4,8 +4,8 @@
 
 use std::rc::Rc;
 
+use crate::json::Value;
 use js_sys::{Array, Function, Object};
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 

@@ -60,11 +60,11 @@ pub fn was_cut(cell: &UpdateCell) -> Option<JsValue> {
 /// Brings the top-level fields of the JS copy up to `message` (the final message): a record
 /// for the glue's `assignMeta`, the one place that knows how each API's partial changes
 /// (Anthropic's usage in place, the others replaced).
-pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value) {
+pub fn sync_meta(cell: &UpdateCell, message: &crate::json::Value) {
     if let Some(state) = cell.borrow_mut().as_mut() {
         if meta_differs(&state.meta, message) {
             state.meta = meta_of(message);
-            let json = crate::jsnum::json_for_js(&serde_json::Value::Object(state.meta.clone()));
+            let json = crate::jsnum::json_for_js(&crate::json::Value::Object(state.meta.clone()));
             let fields = [None, None, None, None, Some(Field::Json(&json))];
             record(&mut state.batch, SET_META, 0, fields);
         }
@@ -74,7 +74,7 @@ pub fn sync_meta(cell: &UpdateCell, message: &serde_json::Value) {
 /// Brings blocks `indices` of the JS copy up to `message`: blocks the decoder changed after
 /// their last event (a signature completed by the final response). Assigned in place, so
 /// references to the block see the change as they would in pi.
-pub fn sync_blocks(cell: &UpdateCell, message: &serde_json::Value, indices: &[usize]) {
+pub fn sync_blocks(cell: &UpdateCell, message: &crate::json::Value, indices: &[usize]) {
     let mut state = cell.borrow_mut();
     let Some(state) = state.as_mut() else {
         return;
@@ -136,9 +136,7 @@ pub(super) fn record(batch: &mut Vec<u8>, kind: usize, index: usize, fields: [Op
         batch.push(b',');
         match field {
             None => batch.extend_from_slice(b"null"),
-            Some(Field::Str(s)) => {
-                let _ = crate::jsnum::write_json(batch, s);
-            }
+            Some(Field::Str(s)) => crate::json::write_str(batch, s),
             Some(Field::Json(j)) => batch.extend_from_slice(j.as_bytes()),
         }
     }
@@ -166,13 +164,13 @@ pub(super) fn take_batch(batch: &mut Vec<u8>) -> Option<String> {
     String::from_utf8(text).ok().map(crate::json::escape_lone)
 }
 
-pub(super) type Meta = serde_json::Map<String, serde_json::Value>;
+pub(super) type Meta = crate::json::Map;
 
 /// The partial's fields other than `content` (usage, ids, stop reason): a few hundred bytes,
 /// whatever the length of the content.
-pub(super) fn meta_of(partial: &serde_json::Value) -> Meta {
+pub(super) fn meta_of(partial: &crate::json::Value) -> Meta {
     match partial {
-        serde_json::Value::Object(o) => o
+        crate::json::Value::Object(o) => o
             .iter()
             .filter(|(k, _)| k.as_str() != "content")
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -183,8 +181,8 @@ pub(super) fn meta_of(partial: &serde_json::Value) -> Meta {
 
 /// Value equality that compares objects entry by entry in order: `Map`'s own equality looks
 /// every key up (hashing), and this runs for every delta. A reordering counts as different.
-pub(super) fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
-    use serde_json::Value;
+pub(super) fn same(a: &crate::json::Value, b: &crate::json::Value) -> bool {
+    use crate::json::Value;
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
@@ -201,8 +199,8 @@ pub(super) fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
 
 /// Whether the partial's fields other than `content` differ from `meta`: a comparison, no
 /// allocation (this runs for every delta).
-pub(super) fn meta_differs(meta: &Meta, partial: &serde_json::Value) -> bool {
-    let serde_json::Value::Object(o) = partial else {
+pub(super) fn meta_differs(meta: &Meta, partial: &crate::json::Value) -> bool {
+    let crate::json::Value::Object(o) = partial else {
         return !meta.is_empty();
     };
     // Both keep insertion order, so entries are compared pairwise without hashing; a
@@ -218,30 +216,30 @@ pub(super) fn meta_differs(meta: &Meta, partial: &serde_json::Value) -> bool {
 }
 
 /// The partial as a `start` event shows it: no content blocks yet.
-pub(super) fn pristine(partial: &serde_json::Value) -> serde_json::Value {
-    let mut copy = serde_json::Map::new();
-    if let serde_json::Value::Object(o) = partial {
+pub(super) fn pristine(partial: &crate::json::Value) -> crate::json::Value {
+    let mut copy = crate::json::Map::new();
+    if let crate::json::Value::Object(o) = partial {
         for (k, v) in o {
             let v = if k == "content" {
-                serde_json::Value::Array(Vec::new())
+                crate::json::Value::Array(Vec::new())
             } else {
                 v.clone()
             };
             copy.insert(k.clone(), v);
         }
     }
-    serde_json::Value::Object(copy)
+    crate::json::Value::Object(copy)
 }
 
 /// A block as its `*_start` event made it: the growing field empty (the live block may
 /// already hold the deltas that follow).
-pub(super) fn initial_block(block: &serde_json::Value) -> serde_json::Value {
+pub(super) fn initial_block(block: &crate::json::Value) -> crate::json::Value {
     let mut b = block.clone();
-    if let serde_json::Value::Object(o) = &mut b {
+    if let crate::json::Value::Object(o) = &mut b {
         for (key, empty) in [
-            ("text", serde_json::Value::from("")),
-            ("thinking", serde_json::Value::from("")),
-            ("arguments", serde_json::Value::Object(Default::default())),
+            ("text", crate::json::Value::from("")),
+            ("thinking", crate::json::Value::from("")),
+            ("arguments", crate::json::Value::Object(Default::default())),
         ] {
             if o.contains_key(key) {
                 o.insert(key.into(), empty);

@@ -155,7 +155,7 @@ impl JsSink {
             s.revision = revision;
             if meta_differs(&s.meta, &p) {
                 s.meta = meta_of(&p);
-                meta = Some(crate::jsnum::json_for_js(&serde_json::Value::Object(
+                meta = Some(crate::jsnum::json_for_js(&crate::json::Value::Object(
                     s.meta.clone(),
                 )));
             }
@@ -222,9 +222,9 @@ impl JsSink {
             if !same {
                 s.head = Some((index, id.to_string(), name.to_string()));
                 let mut text = b"{\"id\":".to_vec();
-                let _ = crate::jsnum::write_json(&mut text, id);
+                crate::json::write_str(&mut text, id);
                 text.extend_from_slice(b",\"name\":");
-                let _ = crate::jsnum::write_json(&mut text, name);
+                crate::json::write_str(&mut text, name);
                 text.push(b'}');
                 head = String::from_utf8(text).ok();
             }

@@ -5,8 +5,8 @@
 use crate::json::Put;
 use std::rc::Rc;
 
+use crate::json::Value;
 use js_sys::{Function, Object};
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::js::{call, call_method, from_json, set, settle, to_json};

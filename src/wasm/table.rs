@@ -15,8 +15,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::json::Value;
 use js_sys::WeakMap;
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 

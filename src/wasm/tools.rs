@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use serde_json::Value;
+use crate::json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::hooks::rejected;

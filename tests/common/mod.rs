@@ -25,8 +25,9 @@ use pi_agent_wasm::agent::validate::pattern::NativePatterns;
 use pi_agent_wasm::error::{Result, Thrown};
 use pi_agent_wasm::event::{AgentEvent, AssistantMessageEvent, Partial};
 use pi_agent_wasm::io::*;
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::message::AgentMessage;
-use serde_json::{json, Value};
+use pi_agent_wasm::value as json;
 
 pub fn msg(v: Value) -> AgentMessage {
     Rc::new(v)
@@ -216,7 +217,7 @@ impl Script {
                     empty[kind] = json!("");
                     partial["content"].as_array_mut().unwrap().push(empty);
                     let start = snap(&partial);
-                    partial["content"][i][kind] = json!(text);
+                    partial["content"][i][kind] = json!(text.clone());
                     let (delta, end) = (snap(&partial), snap(&partial));
                     if kind == "text" {
                         events.push(AssistantMessageEvent::TextStart {
@@ -269,7 +270,7 @@ impl Script {
         let m = msg(final_message.clone());
         let reason = final_message["stopReason"].as_str().unwrap_or("stop");
         let stop: pi_agent_wasm::message::StopReason =
-            serde_json::from_value(json!(reason)).unwrap();
+            pi_agent_wasm::message::StopReason::parse(reason).unwrap();
         if reason == "error" || reason == "aborted" {
             events.push(AssistantMessageEvent::Error {
                 reason: stop,
@@ -473,7 +474,7 @@ impl Tool for FakeTool {
         &self.parameters
     }
     fn declaration(&self) -> Value {
-        json!({"name": self.name, "description": format!("the {} tool", self.name), "parameters": self.parameters})
+        json!({"name": self.name.clone(), "description": format!("the {} tool", self.name), "parameters": &self.parameters})
     }
     fn prepare_arguments(&self, raw: &Value) -> Option<std::result::Result<Value, Thrown>> {
         self.prepare.as_ref().and_then(|f| f(raw))
@@ -882,7 +883,7 @@ pub fn decode_sse(
         .iter()
         .map(|e| {
             let j = e.to_json();
-            json!({"type": j["type"], "contentIndex": j.get("contentIndex"), "delta": j.get("delta")})
+            json!({"type": &j["type"], "contentIndex": j.get("contentIndex").cloned(), "delta": j.get("delta").cloned()})
         })
         .collect();
     (summary, (*message).clone())

@@ -3,9 +3,19 @@
 //! into pi's shapes and writes back byte for byte. The product works on the JSON form.
 #![allow(dead_code)]
 
+use pi_agent_wasm::json::{Map, Value};
 use pi_agent_wasm::message::{js_number, js_number_opt, StopReason, ThinkingLevel, Usage};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+
+/// The crate's JSON value as serde_json's (through serde's data model, no text between).
+pub fn to_serde(v: &Value) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// A serializable value as the crate's JSON value.
+pub fn to_ours<T: Serialize>(v: &T) -> Result<Value, serde_json::Error> {
+    serde_json::from_value(serde_json::to_value(v)?)
+}
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -61,7 +71,7 @@ pub struct UserMessage {
     #[serde(serialize_with = "js_number")]
     pub timestamp: f64,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Map,
 }
 
 /// L-03. System messages are built in two key orders (`createInitialSystemMessage`: role,
@@ -70,17 +80,18 @@ pub struct UserMessage {
 /// fields through accessors. Reading checks the required fields.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(transparent)]
-pub struct SystemMessage(pub Map<String, Value>);
+pub struct SystemMessage(pub Map);
 
 impl<'de> Deserialize<'de> for SystemMessage {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let o = Map::<String, Value>::deserialize(d)?;
+        let o = Map::deserialize(d)?;
         match o.get("content") {
             Some(Value::String(_)) => {}
             Some(Value::Array(blocks)) => {
                 for b in blocks {
-                    ContentBlock::deserialize(b).map_err(D::Error::custom)?;
+                    serde_json::from_value::<ContentBlock>(to_serde(b))
+                        .map_err(D::Error::custom)?;
                 }
             }
             _ => {
@@ -100,7 +111,7 @@ impl SystemMessage {
     pub fn content(&self) -> Option<&Value> {
         self.0.get("content")
     }
-    pub fn sections(&self) -> Option<&Map<String, Value>> {
+    pub fn sections(&self) -> Option<&Map> {
         self.0.get("sections").and_then(Value::as_object)
     }
     pub fn tools_added(&self) -> &[Value] {
@@ -160,7 +171,7 @@ pub struct AssistantMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_level: Option<ThinkingLevel>,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Map,
 }
 
 /// L-07, keys in the order the loop builds it (L-120).
@@ -186,7 +197,7 @@ pub struct ToolResultMessage {
     #[serde(serialize_with = "js_number")]
     pub timestamp: f64,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Map,
 }
 
 /// L-01: an LLM message by `role`, or an app-defined message kept as it is.
@@ -208,7 +219,7 @@ impl Message {
             if let Value::Object(o) = &mut v {
                 o.shift_remove("role");
             }
-            v
+            to_serde(&v)
         };
         let err = |r: &str, e: serde_json::Error| format!("invalid {r} message: {e}");
         Ok(match role.as_deref() {
@@ -231,10 +242,10 @@ impl Message {
     /// pi's JSON form, `role` first.
     pub fn to_value(&self) -> Value {
         let (role, body) = match self {
-            Message::System(m) => ("system", serde_json::to_value(m)),
-            Message::User(m) => ("user", serde_json::to_value(m)),
-            Message::Assistant(m) => ("assistant", serde_json::to_value(m)),
-            Message::ToolResult(m) => ("toolResult", serde_json::to_value(m)),
+            Message::System(m) => ("system", to_ours(m)),
+            Message::User(m) => ("user", to_ours(m)),
+            Message::Assistant(m) => ("assistant", to_ours(m)),
+            Message::ToolResult(m) => ("toolResult", to_ours(m)),
             Message::Custom(v) => return v.clone(),
         };
         let mut o = Map::new();

@@ -94,6 +94,29 @@ test('google: request options match pi-ai (reasoning levels, maxTokens, temperat
   }
 });
 
+test('google: a const schema becomes an enum in pi-ai\'s key order, byte for byte (const left out where it stood; an enum of null kept)', async () => {
+  const shaped = {
+    ...tool,
+    parameters: {
+      type: 'object',
+      properties: {
+        mode: { const: 'text', type: 'string', description: 'the mode', default: 'text' },
+        kind: { const: 'a', enum: null, title: 'k' },
+      },
+    },
+  };
+  const withTool = async (streamFn) => {
+    const server = await serve([read('text.sse')]);
+    const model = { ...getModel('google', 'gemini-2.5-flash'), baseUrl: server.baseUrl };
+    await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [shaped] },
+      { model, apiKey: KEY, convertToLlm: (m) => m }, () => {}, undefined, streamFn);
+    return JSON.stringify(server.requests[0].body.tools);
+  };
+  const ours = await withTool(streamSimple);
+  assert.equal(ours, await withTool(piStreamSimple));
+  assert.ok(ours.includes('"mode":{"type":"string","description":"the mode","default":"text","enum":["text"]}'), ours);
+});
+
 test('google: a function call streamed as partialArgs fragments is one call with all arguments (pi-ai makes one empty call per fragment)', async () => {
   const ours = await runWith(streamSimple, 'partial_args.sse');
   const theirs = await runWith(piStreamSimple, 'partial_args.sse');

@@ -21,7 +21,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::format;
 use super::pattern::Patterns;
@@ -402,13 +402,7 @@ impl<'a> Schema<'a> {
         self.refs.borrow_mut().pop();
     }
 
-    fn walk_string(
-        &self,
-        n: &serde_json::Map<String, Value>,
-        s: &str,
-        path: &str,
-        out: &mut Vec<Failure>,
-    ) {
+    fn walk_string(&self, n: &crate::json::Map, s: &str, path: &str, out: &mut Vec<Failure>) {
         let len = code_points(s) as f64;
         if let Some(min) = n.get("minLength").and_then(Value::as_f64) {
             if len < min {
@@ -442,13 +436,13 @@ impl<'a> Schema<'a> {
 
     fn walk_object(
         &self,
-        n: &serde_json::Map<String, Value>,
+        n: &crate::json::Map,
         v: &Value,
-        o: &serde_json::Map<String, Value>,
+        o: &crate::json::Map,
         path: &str,
         out: &mut Vec<Failure>,
     ) {
-        let empty = serde_json::Map::new();
+        let empty = crate::json::Map::new();
         let properties = n
             .get("properties")
             .and_then(Value::as_object)
@@ -545,13 +539,7 @@ impl<'a> Schema<'a> {
         }
     }
 
-    fn walk_array(
-        &self,
-        n: &serde_json::Map<String, Value>,
-        a: &[Value],
-        path: &str,
-        out: &mut Vec<Failure>,
-    ) {
+    fn walk_array(&self, n: &crate::json::Map, a: &[Value], path: &str, out: &mut Vec<Failure>) {
         let (prefix, rest): (&[Value], Option<&Value>) = match n.get("items") {
             Some(Value::Array(tuple)) => (tuple.as_slice(), n.get("additionalItems")),
             items => {
@@ -689,7 +677,7 @@ impl<'a> Schema<'a> {
             };
             let declared = match (v, r.get("properties").and_then(Value::as_object)) {
                 (Value::Object(o), Some(props)) => {
-                    o.keys().filter(|k| props.contains_key(*k)).count()
+                    o.keys().filter(|k| props.contains_key(k)).count()
                 }
                 _ => 0,
             };
@@ -740,7 +728,7 @@ fn tag_of(branches: &[&Value]) -> Option<(String, Vec<Value>)> {
     None
 }
 
-fn walk_number(n: &serde_json::Map<String, Value>, v: f64, path: &str, out: &mut Vec<Failure>) {
+fn walk_number(n: &crate::json::Map, v: f64, path: &str, out: &mut Vec<Failure>) {
     let bound = |k: &str| n.get(k).and_then(Value::as_f64);
     if let Some(m) = bound("minimum") {
         if v < m {

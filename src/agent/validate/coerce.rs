@@ -13,7 +13,7 @@
 
 use std::cell::RefCell;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::check::Schema;
 use crate::jsnum::{from_js_string, to_js_string};
@@ -560,7 +560,7 @@ impl<'s, 'a> Coercer<'s, 'a> {
         v
     }
 
-    fn coerce_properties(&self, o: Map<String, Value>, node: &Value) -> Value {
+    fn coerce_properties(&self, o: Map, node: &Value) -> Value {
         let properties = node.get("properties").and_then(Value::as_object);
         let patterns = node.get("patternProperties").and_then(Value::as_object);
         let additional = node.get("additionalProperties").filter(|a| a.is_object());

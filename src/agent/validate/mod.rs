@@ -7,7 +7,7 @@ mod coerce;
 mod format;
 pub mod pattern;
 
-use serde_json::Value;
+use crate::json::Value;
 
 pub use check::{Failure, Schema, MAX_WALK};
 use coerce::Coercer;
