@@ -125,11 +125,11 @@ fn rust_to_js_string(n: f64) -> String {
 fn shortest_digits(x: f64) -> (String, i64) {
     // Rust's `{:e}` prints the shortest digits that read back as `x`.
     let printed = format!("{x:e}");
-    let (mantissa, exp_part) = match printed.split_once(['e', 'E']) {
+    let (mantissa, exp_part) = match crate::text::split_once(&printed, "e") {
         Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
         None => (printed.as_str(), 0),
     };
-    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let (int_part, frac_part) = crate::text::split_once(mantissa, ".").unwrap_or((mantissa, ""));
     let mut digits: String = int_part.chars().chain(frac_part.chars()).collect();
     let mut point = int_part.len() as i64 + exp_part;
     // Strip leading zeros (0.00123) and trailing zeros (1.0, 100).

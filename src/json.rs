@@ -155,7 +155,7 @@ fn map_lone(s: &str, escape: bool) -> String {
 
 /// Whether `s` holds a lone surrogate (a quick test: the marker's presence).
 pub fn has_lone(s: &str) -> bool {
-    s.contains(MARK)
+    crate::text::contains(s, "\u{FDD0}")
 }
 
 /// The characters of `s` as JS iterates them (a lone surrogate is one).

@@ -20,6 +20,8 @@
 //! With a JS stream function (pi-ai's `streamSimple`), the glue iterates the JS stream and
 //! emits each `message_update` itself; the core sees only `start` and the final message.
 
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 pub mod agent;
 pub mod error;
 pub mod event;
@@ -29,6 +31,7 @@ pub mod json;
 pub mod message;
 pub mod provider;
 pub mod stream;
+pub mod text;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

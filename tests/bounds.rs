@@ -9,6 +9,7 @@
 //! is the `.wasm`'s, measured in tests/js/bounds.test.mjs.
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(
+    clippy::disallowed_methods, // core's substring search: only the .wasm avoids it (size)
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,

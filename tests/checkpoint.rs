@@ -7,6 +7,7 @@
 //! it is safe to replay.
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(
+    clippy::disallowed_methods, // core's substring search: only the .wasm avoids it (size)
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,

@@ -1,6 +1,7 @@
 //! Entry points, the two-level loop and event orders (spec §4, §5, §6, §8), natively.
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(
+    clippy::disallowed_methods, // core's substring search: only the .wasm avoids it (size)
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,

@@ -1,6 +1,7 @@
 //! Numbers and usage print as JSON.stringify prints them.
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(
+    clippy::disallowed_methods, // core's substring search: only the .wasm avoids it (size)
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,

@@ -2,6 +2,7 @@
 //! the same model, transcript and options: tests/fixtures/reference/generate.mjs).
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(
+    clippy::disallowed_methods, // core's substring search: only the .wasm avoids it (size)
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,

@@ -1,6 +1,7 @@
 //! The transcript model (spec §3) and declareToolChanges (§7), natively.
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(
+    clippy::disallowed_methods, // core's substring search: only the .wasm avoids it (size)
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,

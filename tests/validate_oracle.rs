@@ -3,6 +3,7 @@
 //! keywords. Validation only, without coercion: the oracle knows no coercion.
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(
+    clippy::disallowed_methods, // core's substring search: only the .wasm avoids it (size)
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,

@@ -3,6 +3,7 @@
 #![cfg(target_arch = "wasm32")]
 // Test code may panic: a failed assertion is how wasm-bindgen-test reports.
 #![allow(
+    clippy::disallowed_methods, // core's substring search: only the .wasm avoids it (size)
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,

@@ -121,7 +121,7 @@ pub trait ProviderHooks {
     /// `text` with `key` hidden. The JS binding's policy also catches escaped and encoded
     /// spellings of the key, and is shared with `streamProxy`.
     fn redact(&self, text: &str, key: &str) -> String {
-        text.replace(key, "[redacted]")
+        crate::text::replace(text, key, "[redacted]")
     }
     /// The key for `provider` in the host's environment (`OPENAI_API_KEY`, …).
     fn env_api_key(&self, provider: &str) -> EnvKey {
@@ -228,7 +228,7 @@ pub fn api_http_error(api: Api, model: &Value, response: &StatusLine, body: &str
         let json = response
             .content_type
             .as_deref()
-            .is_some_and(|t| t.contains("application/json"));
+            .is_some_and(|t| crate::text::contains(t, "application/json"));
         if json && crate::jsnum::is_js_blank(body) {
             return "Unexpected end of JSON input".into();
         }
@@ -481,7 +481,7 @@ fn request_headers(
     if let (Api::Responses, Some(id)) = (api, &config.session_id) {
         if config.cache_retention.as_deref() != Some("none") {
             let openrouter = str_field(model, "provider") == "openrouter"
-                || str_field(model, "baseUrl").contains("openrouter.ai");
+                || crate::text::contains(str_field(model, "baseUrl"), "openrouter.ai");
             let format = model
                 .get("compat")
                 .and_then(|c| c.get("sessionAffinityFormat"))
@@ -608,7 +608,8 @@ pub async fn open(
     }
     // A 200 that is not an event stream (a proxy's JSON or HTML page) is named as such.
     let kind = sent.header("content-type").unwrap_or_default();
-    if kind.contains("application/json") || kind.contains("text/html") {
+    if crate::text::contains(&kind, "application/json") || crate::text::contains(&kind, "text/html")
+    {
         let mut sent = sent;
         let message = body_failure(services, &mut *sent, Some(&key), timeout, &|text| {
             format!(
@@ -894,7 +895,7 @@ impl ProviderStream {
         let hooks = &*self.services.hooks;
         let hide = |v: &mut Value| {
             if let Value::String(s) = v {
-                if s.contains(key) {
+                if crate::text::contains(s, key) {
                     *s = hooks.redact(s, key);
                 }
             }

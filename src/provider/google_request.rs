@@ -51,11 +51,7 @@ fn multimodal_function_response(id: &str) -> bool {
 /// Whether the model takes `thinkingLevel` rather than `thinkingBudget` (pi-ai's list).
 fn uses_thinking_level(id: &str) -> bool {
     let id = id.to_ascii_lowercase();
-    let after = |prefix: &str| -> Vec<&str> {
-        id.match_indices(prefix)
-            .map(|(i, _)| id.get(i + prefix.len()..).unwrap_or(""))
-            .collect()
-    };
+    let after = |prefix: &str| -> Vec<&str> { crate::text::each_after(&id, prefix) };
     let gemini3 = after("gemini-3").iter().any(|rest| {
         let rest = rest
             .strip_prefix('.')
@@ -67,7 +63,7 @@ fn uses_thinking_level(id: &str) -> bool {
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
         digits.parse::<u32>().is_ok_and(|v| v >= 4)
     });
-    let gemma4 = id.contains("gemma-4") || id.contains("gemma4");
+    let gemma4 = crate::text::contains(&id, "gemma-4") || crate::text::contains(&id, "gemma4");
     gemini3 || later || gemma4 || id == "gemini-flash-latest" || id == "gemini-flash-lite-latest"
 }
 
@@ -95,7 +91,7 @@ fn budget(id: &str, level: &str) -> f64 {
     };
     table
         .iter()
-        .find(|(k, _)| id.contains(k))
+        .find(|(k, _)| crate::text::contains(id, k))
         .and_then(|(_, b)| b.get(slot).copied())
         .unwrap_or(-1.0)
 }

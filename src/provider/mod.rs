@@ -152,7 +152,7 @@ pub fn done_partial(
 
 /// The host of a URL (`""` when it has none), lowercased as `URL.hostname` is.
 fn url_host(url: &str) -> String {
-    let rest = url.split_once("://").map_or("", |(_, r)| r);
+    let rest = crate::text::split_once(url, "://").map_or("", |(_, r)| r);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let host = authority.rsplit('@').next().unwrap_or("");
     let host = match host.strip_prefix('[') {
@@ -175,7 +175,7 @@ pub fn attribution_headers(model: &Value, identity: &Value) -> Vec<(String, Stri
     let provider = crate::message::str_field(model, "provider");
     let base = crate::message::str_field(model, "baseUrl");
     let name = text("name");
-    if provider == "openrouter" || base.contains("openrouter.ai") {
+    if provider == "openrouter" || crate::text::contains(base, "openrouter.ai") {
         let mut h = vec![
             ("HTTP-Referer".to_string(), text("url")),
             ("X-OpenRouter-Title".to_string(), name),

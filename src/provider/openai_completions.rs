@@ -340,7 +340,7 @@ fn stream_error(error: Option<&Value>) -> Option<String> {
         Some(Value::Object(_)) => Some("[object Object]".into()),
         _ => None,
     };
-    if let Some(raw) = raw.filter(|r| !text.contains(r.as_str())) {
+    if let Some(raw) = raw.filter(|r| !crate::text::contains(&text, r)) {
         text.push('\n');
         text.push_str(&raw);
     }

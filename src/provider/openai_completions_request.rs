@@ -58,7 +58,7 @@ pub struct Compat {
 pub fn compat(model: &Value) -> Compat {
     let provider = str_field(model, "provider");
     let url = str_field(model, "baseUrl");
-    let has = |s: &str| url.contains(s);
+    let has = |s: &str| crate::text::contains(url, s);
     let zai =
         matches!(provider, "zai" | "zai-coding-cn") || has("api.z.ai") || has("open.bigmodel.cn");
     let together = provider == "together" || has("api.together.ai") || has("api.together.xyz");
@@ -71,7 +71,8 @@ pub fn compat(model: &Value) -> Compat {
     let cerebras = provider == "cerebras" || has("cerebras.ai");
     // ASCII case folding: URLs and model ids are ASCII, and Unicode case tables cost 17 KB of
     // gzipped wasm.
-    let deepseek = provider == "deepseek" || url.to_ascii_lowercase().contains("deepseek.com");
+    let deepseek =
+        provider == "deepseek" || crate::text::contains(&url.to_ascii_lowercase(), "deepseek.com");
     let grok = provider == "xai" || has("api.x.ai");
     let non_standard = nvidia
         || cerebras
@@ -345,7 +346,7 @@ pub fn build_params(
     let id = str_field(model, "id");
     let collapsed = collapse_system_messages(messages);
     let normalize = |call_id: &str| -> String {
-        if let Some((call, item)) = call_id.split_once('|') {
+        if let Some((call, item)) = crate::text::split_once(call_id, "|") {
             let clean = |s: &str| {
                 s.chars()
                     .map(|c| {

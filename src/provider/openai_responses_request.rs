@@ -95,7 +95,8 @@ fn normalize_id_part(part: &str) -> String {
 
 /// A tool-call id of `source` (another model's message) as this model's API accepts it.
 fn normalize_tool_call_id(model: &Value, id: &str, source: &Value) -> String {
-    if !ITEM_ID_PROVIDERS.contains(&str_field(model, "provider")) || !id.contains('|') {
+    if !ITEM_ID_PROVIDERS.contains(&str_field(model, "provider")) || !id.bytes().any(|b| b == b'|')
+    {
         return normalize_id_part(id);
     }
     let mut parts = id.split('|');

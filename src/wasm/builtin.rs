@@ -245,7 +245,7 @@ impl ProviderHooks for JsHooks {
         )
         .ok()
         .and_then(|v| v.as_string())
-        .unwrap_or_else(|| text.replace(key, "[redacted]"))
+        .unwrap_or_else(|| crate::text::replace(text, key, "[redacted]"))
     }
 
     fn env_api_key(&self, provider: &str) -> EnvKey {

@@ -350,7 +350,7 @@ pub fn to_json(v: &JsValue, what: &str) -> Result<Option<Value>, Unreadable> {
         let why = error_text(&e);
         // JSON.stringify runs out of stack far beyond the depth the core reads at all: say so
         // rather than quote the engine's stack message.
-        let message = if why.contains("call stack") {
+        let message = if crate::text::contains(&why, "call stack") {
             format!(
                 "{what} cannot be converted to JSON: it is nested deeper than {} levels (the limit)",
                 crate::json::MAX_DEPTH

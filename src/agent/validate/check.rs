@@ -67,7 +67,10 @@ impl Drop for Level<'_> {
 }
 
 pub fn pointer(path: &str, key: &str) -> String {
-    format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"))
+    format!(
+        "{path}/{}",
+        crate::text::replace(&crate::text::replace(key, "~", "~0"), "/", "~1")
+    )
 }
 
 /// JS `typeof`-style names used in `expected X, got Y`.
@@ -165,11 +168,11 @@ fn is_multiple(v: f64, d: f64) -> bool {
 
 fn decimal(x: f64) -> (u128, i64) {
     let s = to_js_string(x.abs());
-    let (mantissa, exp) = match s.split_once('e') {
+    let (mantissa, exp) = match crate::text::split_once(&s, "e") {
         Some((m, e)) => (m.to_string(), e.parse::<i64>().unwrap_or(0)),
         None => (s.clone(), 0),
     };
-    let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len() as i64);
+    let fraction = crate::text::split_once(&mantissa, ".").map_or(0, |(_, f)| f.len() as i64);
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     (digits.parse::<u128>().unwrap_or(0), exp - fraction)
 }
@@ -180,7 +183,9 @@ impl<'a> Schema<'a> {
             .get("$schema")
             .and_then(Value::as_str)
             .is_some_and(|s| {
-                s.contains("draft-07") || s.contains("draft-06") || s.contains("draft-04")
+                ["draft-07", "draft-06", "draft-04"]
+                    .iter()
+                    .any(|d| crate::text::contains(s, d))
             });
         Schema {
             root,
@@ -258,7 +263,11 @@ impl<'a> Schema<'a> {
         if let Some(ptr) = fragment.strip_prefix('/') {
             let mut node = self.root;
             for raw in ptr.split('/') {
-                let part = percent_decode(raw).replace("~1", "/").replace("~0", "~");
+                let part = crate::text::replace(
+                    &crate::text::replace(&percent_decode(raw), "~1", "/"),
+                    "~0",
+                    "~",
+                );
                 node = match node {
                     Value::Object(o) => o.get(&part)?,
                     Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,

@@ -55,7 +55,7 @@ fn big_of_string(s: &str) -> Option<f64> {
     };
     let int = if let Some(d) = body.strip_suffix('n') {
         d
-    } else if let Some((i, f)) = body.split_once('.') {
+    } else if let Some((i, f)) = crate::text::split_once(body, ".") {
         if f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }

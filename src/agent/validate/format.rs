@@ -141,7 +141,7 @@ fn is_duration(s: &str) -> bool {
     if let Some(weeks) = rest.strip_suffix('W') {
         return !weeks.is_empty() && weeks.bytes().all(|b| b.is_ascii_digit());
     }
-    let (date, time) = match rest.split_once('T') {
+    let (date, time) = match crate::text::split_once(rest, "T") {
         Some((d, t)) => (d, Some(t)),
         None => (rest, None),
     };
@@ -155,7 +155,7 @@ fn is_duration(s: &str) -> bool {
 }
 
 fn is_atext(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "!#$%&'*+/=?^_`{|}~-".contains(c)
+    c.is_ascii_alphanumeric() || c.is_ascii() && b"!#$%&'*+/=?^_`{|}~-".contains(&(c as u8))
 }
 
 fn is_label(l: &str) -> bool {
@@ -217,7 +217,7 @@ fn is_ipv6(s: &str) -> bool {
     // An embedded IPv4 tail counts as two groups: check it, then read it as "0:0".
     let owned;
     let s = match s.rfind(':') {
-        Some(i) if s.get(i + 1..).is_some_and(|t| t.contains('.')) => {
+        Some(i) if s.get(i + 1..).is_some_and(|t| t.bytes().any(|b| b == b'.')) => {
             if !is_ipv4(s.get(i + 1..).unwrap_or("")) {
                 return false;
             }
@@ -234,9 +234,10 @@ fn is_ipv6(s: &str) -> bool {
         let gs: Vec<&str> = part.split(':').collect();
         gs.iter().all(|g| hex(g)).then_some(gs.len())
     };
-    match s.split_once("::") {
+    match crate::text::split_once(s, "::") {
         Some((a, b)) => {
-            !b.contains("::") && matches!((groups(a), groups(b)), (Some(x), Some(y)) if x + y <= 7)
+            !crate::text::contains(b, "::")
+                && matches!((groups(a), groups(b)), (Some(x), Some(y)) if x + y <= 7)
         }
         None => groups(s) == Some(8),
     }
@@ -270,7 +271,7 @@ fn is_json_pointer(s: &str) -> bool {
 /// RFC 3986 absolute URI: a scheme, `:`, then only URI characters with valid
 /// percent-escapes. (Authority and path structure are not parsed further.)
 fn is_uri(s: &str) -> bool {
-    let Some((scheme, rest)) = s.split_once(':') else {
+    let Some((scheme, rest)) = crate::text::split_once(s, ":") else {
         return false;
     };
     let scheme_ok = scheme

@@ -25,7 +25,7 @@ pub fn format_path(pointer: &str) -> String {
         .get(1..)
         .unwrap_or("")
         .split('/')
-        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .map(|s| crate::text::replace(&crate::text::replace(s, "~1", "/"), "~0", "~"))
         .collect::<Vec<_>>()
         .join(".")
 }

@@ -1,0 +1,97 @@
+//! Substring search for `&str` needles, so that core's two-way searcher (`str::contains`,
+//! `replace`, `split_once` with a `&str` pattern) stays out of the `.wasm`: with its panic
+//! path (a `Debug` of `char` and Unicode's printable tables) it was 5.0 KB of gzip (193.1 -> 188.1 KB).
+//! The needles here are short (URL parts, markers, a key), so a first-byte scan then a
+//! compare is as fast; the work is at most the text's length times the needle's.
+//! (Char patterns are fine: core searches those with `memchr`.)
+
+/// Where `needle` first starts in `hay` (`Some(0)` for an empty needle).
+pub fn find(hay: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let Some(&first) = n.first() else {
+        return Some(0);
+    };
+    let last = h.len().checked_sub(n.len())?;
+    // A match starts at a character boundary: a UTF-8 text's first byte is never a
+    // continuation byte.
+    (0..=last).find(|&i| h.get(i) == Some(&first) && h.get(i..i + n.len()) == Some(n))
+}
+
+/// Whether `needle` occurs in `hay`.
+pub fn contains(hay: &str, needle: &str) -> bool {
+    find(hay, needle).is_some()
+}
+
+/// `hay` split around the first `needle`.
+pub fn split_once<'a>(hay: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
+    let i = find(hay, needle)?;
+    Some((hay.get(..i)?, hay.get(i + needle.len()..)?))
+}
+
+/// `hay` with every `from` (left to right, not overlapping) replaced by `to`; an empty
+/// `from` replaces nothing.
+pub fn replace(hay: &str, from: &str, to: &str) -> String {
+    if from.is_empty() {
+        return hay.to_string();
+    }
+    let mut out = String::with_capacity(hay.len());
+    let mut rest = hay;
+    while let Some((before, after)) = split_once(rest, from) {
+        out.push_str(before);
+        out.push_str(to);
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What follows each occurrence of `needle` in `hay`, in order.
+pub fn each_after<'a>(hay: &'a str, needle: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut rest = hay;
+    while let Some((_, after)) = split_once(rest, needle) {
+        out.push(after);
+        if needle.is_empty() {
+            break;
+        }
+        rest = after;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agrees_with_core() {
+        let hays = [
+            "",
+            "a",
+            "abc",
+            "abcabc",
+            "aaa",
+            "héllo wörld",
+            "x://y",
+            "~1~0~1",
+            "ab",
+        ];
+        let needles = [
+            "", "a", "b", "bc", "abc", "aa", "ö", "://", "~1", "abcd", "é",
+        ];
+        for h in hays {
+            for n in needles {
+                assert_eq!(find(h, n), h.find(n), "{h} {n}");
+                assert_eq!(split_once(h, n), h.split_once(n), "{h} {n}");
+                if !n.is_empty() {
+                    assert_eq!(replace(h, n, "<>"), h.replace(n, "<>"), "{h} {n}");
+                    let core: Vec<&str> = h
+                        .match_indices(n)
+                        .filter_map(|(i, _)| h.get(i + n.len()..))
+                        .collect();
+                    assert_eq!(each_after(h, n), core, "{h} {n}");
+                }
+            }
+        }
+    }
+}
