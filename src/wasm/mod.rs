@@ -21,3 +21,7 @@ mod tools;
 
 pub use error::JsResult;
 pub use sse::JsSseDecoder as SseDecoder;
+
+/// The allocator: talc in place of Rust's default (dlmalloc), for size (see Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
