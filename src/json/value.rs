@@ -400,6 +400,11 @@ impl Map {
         self.entries.is_empty()
     }
 
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.slots.clear();
+    }
+
     /// Where `key` is among the entries.
     fn position(&self, key: &str) -> Option<usize> {
         if self.slots.is_empty() {

@@ -14,7 +14,6 @@
 //! Pure; works on the transcript's JSON messages.
 
 use crate::json::Put;
-use std::collections::{HashMap, HashSet};
 
 use crate::json::{Map, Value};
 
@@ -66,7 +65,8 @@ pub fn transform_messages(
         str_field(model, "api"),
         str_field(model, "id"),
     );
-    let mut id_map: HashMap<String, String> = HashMap::new();
+    // Ids renamed for the target: old id -> new id (a string value).
+    let mut id_map = Map::new();
     let transformed: Vec<Value> = messages
         .iter()
         .map(|m| {
@@ -94,7 +94,7 @@ pub fn transform_messages(
                         )
                     };
                     match id_map.get(str_field(&m, "toolCallId")) {
-                        Some(new_id) => with(&m, "toolCallId", new_id.as_str().into()),
+                        Some(new_id) => with(&m, "toolCallId", new_id.clone()),
                         None => m,
                     }
                 }
@@ -123,7 +123,7 @@ pub fn transform_messages(
                                 let new_id = normalize_id(&old, &m);
                                 if new_id != old {
                                     call.put("id", new_id.as_str().into());
-                                    id_map.insert(old, new_id);
+                                    id_map.insert(old, Value::String(new_id));
                                 }
                                 blocks.push(Value::Object(call));
                             }
@@ -140,15 +140,16 @@ pub fn transform_messages(
     // Second pass: skip failed turns; close tool calls left without results.
     let mut out = Vec::with_capacity(transformed.len());
     let mut pending: Vec<Value> = Vec::new();
-    let mut answered: HashSet<String> = HashSet::new();
+    // The ids of the tool results seen (keys; the values are unused).
+    let mut answered = Map::new();
     let mut held: Vec<Value> = Vec::new();
     let close = |out: &mut Vec<Value>,
                  pending: &mut Vec<Value>,
-                 answered: &mut HashSet<String>,
+                 answered: &mut Map,
                  held: &mut Vec<Value>| {
         for call in pending.drain(..) {
             let call_id = str_field(&call, "id");
-            if !answered.contains(call_id) {
+            if !answered.contains_key(call_id) {
                 let mut r = Map::new();
                 r.put("role", "toolResult".into());
                 r.put("toolCallId", call_id.into());
@@ -192,7 +193,7 @@ pub fn transform_messages(
                 out.push(m);
             }
             Some("toolResult") => {
-                answered.insert(str_field(&m, "toolCallId").to_string());
+                answered.insert(str_field(&m, "toolCallId").to_string(), Value::Null);
                 out.push(m);
             }
             Some("system") if !pending.is_empty() => held.push(m),

@@ -3,7 +3,6 @@
 //! of a streamed partial mirror.rs.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
@@ -48,22 +47,31 @@ impl AbortSignal for JsSignal {
 /// `new RegExp(pattern, "u")`, compiled once per pattern.
 #[derive(Default)]
 pub struct JsPatterns {
-    cache: RefCell<HashMap<String, Result<Rc<JsRegExp>, String>>>,
+    /// Each pattern seen in this run, compiled, and where it is in that list by pattern
+    /// (crate::json's map, whose index keeps a schema of many patterns linear).
+    compiled: RefCell<Vec<Result<Rc<JsRegExp>, String>>>,
+    by_pattern: RefCell<crate::json::Map>,
 }
 
 impl Patterns for JsPatterns {
     fn test(&self, pattern: &str, text: &str) -> Result<bool, String> {
-        let compiled = {
-            let mut cache = self.cache.borrow_mut();
-            cache
-                .entry(pattern.to_string())
-                .or_insert_with(|| {
-                    JsRegExp::new(pattern, "u")
-                        .map(Rc::new)
-                        .map_err(|e| super::js::error_text(&e))
-                })
-                .clone()
-        };
+        let at = self
+            .by_pattern
+            .borrow()
+            .get(pattern)
+            .and_then(|v| v.as_u64());
+        let known = at.and_then(|i| self.compiled.borrow().get(i as usize).cloned());
+        let compiled = known.unwrap_or_else(|| {
+            let c = JsRegExp::new(pattern, "u")
+                .map(Rc::new)
+                .map_err(|e| super::js::error_text(&e));
+            let mut compiled = self.compiled.borrow_mut();
+            self.by_pattern
+                .borrow_mut()
+                .insert(pattern.to_string(), compiled.len().into());
+            compiled.push(c.clone());
+            c
+        });
         compiled.and_then(|re| re.test(text).map_err(|e| super::js::error_text(&e)))
     }
 }

@@ -36,17 +36,19 @@ const text = (t) => ({ type: 'text', text: t });
 const TOOL_NAMES = ['calc', 'search', 'write', 'stop', 'flaky'];
 const PARAMS = {
   calc: { type: 'object', properties: { n: { type: 'number' }, m: { type: 'integer' } }, required: ['n'] },
-  search: { type: 'object', properties: { q: { type: 'string', minLength: 1 } }, required: ['q'], additionalProperties: false },
-  write: { type: 'object', properties: { path: { type: 'string' }, lines: { type: 'array', items: { type: 'string' } } } },
+  // `pattern` and `patternProperties` go through the engine's RegExp with the `u` flag (one
+  // compiled RegExp per pattern per run), as pi's validator does.
+  search: { type: 'object', properties: { q: { type: 'string', minLength: 1, pattern: '^\\p{L}+$' } }, required: ['q'], additionalProperties: false },
+  write: { type: 'object', properties: { path: { type: 'string', pattern: '^[\\w.]+$' }, lines: { type: 'array', items: { type: 'string' } } } },
   stop: { type: 'object', properties: {} },
-  flaky: { type: 'object', properties: { level: { enum: ['low', 'high'] } } },
+  flaky: { type: 'object', properties: { level: { enum: ['low', 'high'] } }, patternProperties: { '^x-': { type: 'string' } } },
 };
 const ARGS = {
   calc: [{ n: 2 }, { n: '41', m: '3.7' }, { m: 1 }, { n: 'x' }],
-  search: [{ q: 'cats' }, { q: '' }, { q: 'a', extra: 1 }, {}],
-  write: [{ path: 'a.txt', lines: 'one' }, { path: 'b', lines: ['x', 2] }, {}],
+  search: [{ q: 'cats' }, { q: '' }, { q: 'a', extra: 1 }, {}, { q: 'Çats' }, { q: 'c4ts' }],
+  write: [{ path: 'a.txt', lines: 'one' }, { path: 'b', lines: ['x', 2] }, {}, { path: 'a b' }],
   stop: [{}],
-  flaky: [{ level: 'low' }, { level: 'mid' }, {}],
+  flaky: [{ level: 'low' }, { level: 'mid' }, {}, { level: 'high', 'x-note': 5 }, { 'x-a': 'ok' }],
 };
 
 /** A random scenario for `seed`. */
