@@ -44,7 +44,16 @@ fn write_at(out: &mut Vec<u8>, value: &Value, style: Style, level: usize) {
         }
         Value::Object(map) => {
             out.push(b'{');
-            for (i, (k, v)) in map.iter().enumerate() {
+            // JS's property order: the array-index keys first, in ascending order, then the
+            // others in insertion order (`JSON.stringify({b: 1, 1: 2})` is `{"1":2,"b":1}`).
+            let mut indexed: Vec<(u32, (&String, &Value))> = map
+                .iter()
+                .filter_map(|(k, v)| array_index(k).map(|i| (i, (k, v))))
+                .collect();
+            heapsort(&mut indexed);
+            let others = map.iter().filter(|(k, _)| array_index(k).is_none());
+            let members = indexed.into_iter().map(|(_, kv)| kv).chain(others);
+            for (i, (k, v)) in members.enumerate() {
                 separate(out, style, level + 1, i == 0);
                 write_str(out, k);
                 out.push(b':');
@@ -55,6 +64,50 @@ fn write_at(out: &mut Vec<u8>, value: &Value, style: Style, level: usize) {
             }
             close(out, style, level, map.is_empty(), b'}');
         }
+    }
+}
+
+/// `key` as an array index (a canonical integer below 2^32 − 1), which JS orders first.
+fn array_index(key: &str) -> Option<u32> {
+    let b = key.as_bytes();
+    if b.is_empty() || b.len() > 10 || (b.len() > 1 && b.first() == Some(&b'0')) {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &d in b {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u64::from(d - b'0');
+    }
+    u32::try_from(n).ok().filter(|&n| n != u32::MAX)
+}
+
+/// Sorts `v` by its numbers, in place and in O(n log n) without recursion: a heapsort, as
+/// core's sort would add 3 KB to the `.wasm` for this one use (its keys are distinct).
+fn heapsort<T>(v: &mut [(u32, T)]) {
+    let key = |v: &[(u32, T)], i: usize| v.get(i).map_or(0, |(k, _)| *k);
+    let sift = |v: &mut [(u32, T)], mut root: usize, end: usize| loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            break;
+        }
+        if child + 1 < end && key(v, child) < key(v, child + 1) {
+            child += 1;
+        }
+        if key(v, root) >= key(v, child) {
+            break;
+        }
+        v.swap(root, child);
+        root = child;
+    };
+    let n = v.len();
+    for root in (0..n / 2).rev() {
+        sift(v, root, n);
+    }
+    for end in (1..n).rev() {
+        v.swap(0, end);
+        sift(v, 0, end);
     }
 }
 
@@ -111,4 +164,49 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(bytes.get(start..).unwrap_or_default());
     out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+
+    /// Objects are written in JS's property order: `JSON.stringify` of what `JSON.parse` made
+    /// of the same text (expected values printed by Node).
+    #[test]
+    fn keys_in_js_order() -> Result<(), crate::json::Error> {
+        let cases = [
+            (
+                r#"{"b":1,"1":2,"a":3,"0":4}"#,
+                r#"{"0":4,"1":2,"b":1,"a":3}"#,
+            ),
+            (
+                r#"{"10":1,"9":2,"01":3,"-1":4,"4294967294":5,"4294967295":6,"1.5":7}"#,
+                r#"{"9":2,"10":1,"4294967294":5,"01":3,"-1":4,"4294967295":6,"1.5":7}"#,
+            ),
+            (
+                r#"{"z":{"2":0,"y":1,"1":2}}"#,
+                r#"{"z":{"1":2,"2":0,"y":1}}"#,
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                crate::json::stringify(&crate::json::parse(text)?),
+                want,
+                "{text}"
+            );
+        }
+        // Many index keys in descending order: sorted (the heapsort), the others after.
+        let mut text = String::from("{\"k\":0");
+        for i in (0..5000).rev() {
+            text.push_str(&format!(",\"{i}\":{i}"));
+        }
+        text.push('}');
+        let out = crate::json::stringify(&crate::json::parse(&text)?);
+        let mut want = String::from("{");
+        for i in 0..5000 {
+            want.push_str(&format!("\"{i}\":{i},"));
+        }
+        want.push_str("\"k\":0}");
+        assert_eq!(out, want);
+        Ok(())
+    }
 }

@@ -118,16 +118,10 @@ pub struct Usage {
     pub extra: Map,
 }
 
-/// A JS number as a JSON value, as `JSON.stringify` prints it: integral values as integers
-/// (`3`, not `3.0`), so our JSON equals pi's byte for byte, and `NaN`/`Infinity` as `null`.
+/// A JS number as a JSON value: `NaN`/`Infinity` as `null` (as `JSON.stringify` writes
+/// them), `-0` kept (crate::json writes integral values as JS prints them).
 pub fn num(n: f64) -> Value {
-    const SAFE: f64 = 9_007_199_254_740_991.0;
-    if n.is_finite() && n.fract() == 0.0 && n.abs() <= SAFE {
-        // In range and integral, so the conversion is exact.
-        Value::from(n as i64)
-    } else {
-        Value::from(n) // null when not finite
-    }
+    Value::from(n)
 }
 
 /// A required number of `o`.

@@ -18,9 +18,9 @@ extern "C" {
 
     type JsRegExp;
     #[wasm_bindgen(constructor, catch, js_class = "RegExp")]
-    fn new(pattern: &str, flags: &str) -> Result<JsRegExp, JsValue>;
+    fn new(pattern: &JsValue, flags: &str) -> Result<JsRegExp, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn test(this: &JsRegExp, text: &str) -> Result<bool, JsValue>;
+    fn test(this: &JsRegExp, text: &JsValue) -> Result<bool, JsValue>;
 }
 
 pub struct JsClock;
@@ -44,7 +44,9 @@ impl AbortSignal for JsSignal {
     }
 }
 
-/// `new RegExp(pattern, "u")`, compiled once per pattern.
+/// `new RegExp(pattern, "u")`, or without the flag for a pattern the flag rejects (as
+/// pi-schema compiles them), compiled once per pattern. Pattern and text cross as JS strings
+/// (lone surrogates as JS holds them).
 #[derive(Default)]
 pub struct JsPatterns {
     /// Each pattern seen in this run, compiled, and where it is in that list by pattern
@@ -62,7 +64,9 @@ impl Patterns for JsPatterns {
             .and_then(|v| v.as_u64());
         let known = at.and_then(|i| self.compiled.borrow().get(i as usize).cloned());
         let compiled = known.unwrap_or_else(|| {
-            let c = JsRegExp::new(pattern, "u")
+            let source = super::js::js_str(pattern);
+            let c = JsRegExp::new(&source, "u")
+                .or_else(|_| JsRegExp::new(&source, ""))
                 .map(Rc::new)
                 .map_err(|e| super::js::error_text(&e));
             let mut compiled = self.compiled.borrow_mut();
@@ -72,6 +76,9 @@ impl Patterns for JsPatterns {
             compiled.push(c.clone());
             c
         });
-        compiled.and_then(|re| re.test(text).map_err(|e| super::js::error_text(&e)))
+        compiled.and_then(|re| {
+            re.test(&super::js::js_str(text))
+                .map_err(|e| super::js::error_text(&e))
+        })
     }
 }
