@@ -381,8 +381,11 @@ fn hash(key: &str) -> usize {
 }
 
 impl Map {
-    pub fn new() -> Map {
-        Map::default()
+    pub const fn new() -> Map {
+        Map {
+            entries: Vec::new(),
+            slots: Vec::new(),
+        }
     }
 
     pub fn with_capacity(n: usize) -> Map {

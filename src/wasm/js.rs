@@ -11,7 +11,6 @@
 //! the run's Promise pending forever and the instance's borrows held.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::json::Value;
@@ -256,44 +255,46 @@ fn awaitable(v: &JsValue, then: &JsValue) -> Result<Promise, Thrown> {
     Ok(p)
 }
 
-/// A hasher for keys that are already well spread (addresses): std's SipHash showed up in
-/// profiles of the binding's per-call work.
-#[derive(Default)]
-pub struct AddressHasher(u64);
-
-impl std::hash::Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 =
-                (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
+/// Values of type `V` by string key: where each is in a list, through crate::json's map (its
+/// hash index; no second hash map in the `.wasm`).
+pub struct Indexed<V> {
+    at: crate::json::Map,
+    items: Vec<V>,
 }
 
-pub type AddressMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddressHasher>>;
+impl<V: Clone> Indexed<V> {
+    pub const fn new() -> Self {
+        Indexed {
+            at: crate::json::Map::new(),
+            items: Vec::new(),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<V> {
+        let i = self.at.get(key)?.as_u64()?;
+        self.items.get(i as usize).cloned()
+    }
+
+    pub fn insert(&mut self, key: String, value: V) {
+        self.at.insert(key, Value::from(self.items.len()));
+        self.items.push(value);
+    }
+}
 
 thread_local! {
     /// JS strings for the property names and tags the binding uses, made once: creating a JS
     /// string from wasm memory costs a TextDecoder call, several times a property access.
-    /// Keyed by the literal's address, which is fixed.
-    static KEYS: RefCell<AddressMap<JsValue>> = RefCell::new(AddressMap::default());
+    static KEYS: RefCell<Indexed<JsValue>> = const { RefCell::new(Indexed::new()) };
 }
 
 /// The JS string for a fixed name, created once per instance.
 pub fn key(name: &'static str) -> JsValue {
-    let address = name.as_ptr() as usize ^ (name.len() << 20);
     KEYS.with(|keys| {
-        if let Some(v) = keys.borrow().get(&address) {
-            return v.clone();
+        if let Some(v) = keys.borrow().get(name) {
+            return v;
         }
         let v = JsValue::from_str(name);
-        keys.borrow_mut().insert(address, v.clone());
+        keys.borrow_mut().insert(name.to_owned(), v.clone());
         v
     })
 }

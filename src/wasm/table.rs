@@ -20,13 +20,15 @@ use js_sys::WeakMap;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::{call_method, from_json, to_json, AddressMap, Unreadable};
+use super::js::{call_method, from_json, to_json, Unreadable};
 use crate::error::Thrown;
 
 #[derive(Default)]
 struct Maps {
     by_index: Vec<(Rc<Value>, JsValue)>,
-    by_ptr: AddressMap<usize>,
+    /// Where each value is in `by_index`, by its address (as decimal text: crate::json's
+    /// map is the one hash map in the `.wasm`).
+    by_ptr: crate::json::Map,
 }
 
 /// A JS-callable function owned by Rust.
@@ -68,8 +70,8 @@ impl Default for Table {
     }
 }
 
-fn key(rc: &Rc<Value>) -> usize {
-    Rc::as_ptr(rc) as usize
+fn key(rc: &Rc<Value>) -> String {
+    (Rc::as_ptr(rc) as usize).to_string()
 }
 
 impl Table {
@@ -80,7 +82,7 @@ impl Table {
     fn register(&self, rc: Rc<Value>, js: JsValue) -> usize {
         let mut m = self.maps.borrow_mut();
         let i = m.by_index.len();
-        m.by_ptr.insert(key(&rc), i);
+        m.by_ptr.insert(key(&rc), Value::from(i));
         m.by_index.push((rc, js));
         i
     }
@@ -123,8 +125,8 @@ impl Table {
     pub fn to_js(&self, rc: &Rc<Value>) -> JsValue {
         {
             let m = self.maps.borrow();
-            if let Some(i) = m.by_ptr.get(&key(rc)) {
-                if let Some((_, js)) = m.by_index.get(*i) {
+            if let Some(i) = m.by_ptr.get(&key(rc)).and_then(Value::as_u64) {
+                if let Some((_, js)) = m.by_index.get(i as usize) {
                     return js.clone();
                 }
             }
