@@ -40,8 +40,8 @@ const PARTS = [
   ['float print/parse', [/flt2dec|dec2flt|f64 as core.*(Display|FromStr|Debug)|grisu|dragon/]],
   ['wasm-bindgen, js-sys', [/wasm_bindgen|js_sys|externref shim|__wbindgen|__wbg|web_sys/]],
   ['futures', [/futures/]],
-  ['allocator (dlmalloc)', [/dlmalloc|__rust_(alloc|dealloc|realloc)|__rdl_/]],
-  ['collections (alloc, hashbrown)', [/hashbrown|alloc::(vec|string|raw_vec|collections|fmt|str|slice)|RawVec/]],
+  ['allocator (talc)', [/talc|__rust_(alloc|dealloc|realloc)|__rdl_/]],
+  ['collections (alloc)', [/alloc::(vec|string|raw_vec|collections|fmt|str|slice)|RawVec/]],
   ['core (fmt, str, char tables)', [/core::|^<?core|^<?alloc/]],
 ];
 
