@@ -411,8 +411,8 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// The number at the reader's position, as serde_json holds one: an integer literal
-    /// that fits as `u64`/`i64`, any other as the nearest double (`-0` too).
+    /// The number at the reader's position: the nearest double, as JSON.parse reads it (`-0`
+    /// too); beyond a double's range an error.
     pub fn number(&mut self) -> Result<Number, Error> {
         let n = self.scan_number()?;
         self.number_of(n)

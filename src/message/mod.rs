@@ -2,14 +2,15 @@
 //!
 //! Messages travel through the loop as shared JSON objects ([`AgentMessage`] = `Rc<Value>`),
 //! exactly as JS sees them: custom messages and unknown keys pass through untouched (L-01),
-//! key order is kept (serde_json `preserve_order`, so serialized output matches
-//! `JSON.stringify` of pi's objects), and cloning a message into an event or a second list
+//! key order is kept (crate::json's map, and its writer orders keys as JS does, so serialized
+//! output matches `JSON.stringify` of pi's objects), and cloning a message into an event or a second list
 //! costs a reference count, not a copy. The loop reads the few fields it needs through the
 //! accessors here and builds its own messages (tool results, tool declarations) with the
 //! constructors here, in pi's key order.
 //!
 //! Typed forms (`types.rs`: messages, content blocks, [`Usage`], [`StopReason`],
-//! [`ThinkingLevel`]) serve the providers and tests. Depends only on serde and serde_json.
+//! [`ThinkingLevel`]) serve the providers and tests. Depends only on crate::json (and serde,
+//! natively, for the tests' typed forms).
 
 use crate::json::Put;
 use std::rc::Rc;

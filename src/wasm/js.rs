@@ -262,7 +262,7 @@ pub struct Indexed<V> {
     items: Vec<V>,
 }
 
-impl<V: Clone> Indexed<V> {
+impl<V> Indexed<V> {
     pub const fn new() -> Self {
         Indexed {
             at: crate::json::Map::new(),
@@ -270,14 +270,22 @@ impl<V: Clone> Indexed<V> {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<V> {
+    pub fn get(&self, key: &str) -> Option<&V> {
         let i = self.at.get(key)?.as_u64()?;
-        self.items.get(i as usize).cloned()
+        self.item(i as usize)
     }
 
-    pub fn insert(&mut self, key: String, value: V) {
-        self.at.insert(key, Value::from(self.items.len()));
+    /// The `i`th item inserted.
+    pub fn item(&self, i: usize) -> Option<&V> {
+        self.items.get(i)
+    }
+
+    /// Adds `value` under `key`; its place among the items.
+    pub fn insert(&mut self, key: String, value: V) -> usize {
+        let i = self.items.len();
+        self.at.insert(key, Value::from(i));
         self.items.push(value);
+        i
     }
 }
 
@@ -291,7 +299,7 @@ thread_local! {
 pub fn key(name: &'static str) -> JsValue {
     KEYS.with(|keys| {
         if let Some(v) = keys.borrow().get(name) {
-            return v;
+            return v.clone();
         }
         let v = JsValue::from_str(name);
         keys.borrow_mut().insert(name.to_owned(), v.clone());

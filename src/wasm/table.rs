@@ -20,23 +20,17 @@ use js_sys::WeakMap;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::{call_method, from_json, to_json, Unreadable};
+use super::js::{call_method, from_json, to_json, Indexed, Unreadable};
 use crate::error::Thrown;
-
-#[derive(Default)]
-struct Maps {
-    by_index: Vec<(Rc<Value>, JsValue)>,
-    /// Where each value is in `by_index`, by its address (as decimal text: crate::json's
-    /// map is the one hash map in the `.wasm`).
-    by_ptr: crate::json::Map,
-}
 
 /// A JS-callable function owned by Rust.
 pub type Callback = Closure<dyn Fn(JsValue) -> Result<(), JsValue>>;
 
 pub struct Table {
     ids: WeakMap,
-    maps: RefCell<Maps>,
+    /// Each value the run has in both forms, by its address (as decimal text) and by its
+    /// place, which the JS object carries in `ids`.
+    values: RefCell<Indexed<(Rc<Value>, JsValue)>>,
     /// Callbacks handed to JS during the run (a tool's `onUpdate`). Owned here and freed
     /// with the run: a closure given away with `into_js_value` is never freed, and one that
     /// holds the table kept every value of the run alive (a leak of the whole run).
@@ -63,15 +57,37 @@ impl Default for Table {
     fn default() -> Self {
         Table {
             ids: WeakMap::new(),
-            maps: RefCell::new(Maps::default()),
+            values: RefCell::new(Indexed::new()),
             callbacks: RefCell::new(Vec::new()),
             glue: RefCell::new(JsValue::UNDEFINED),
         }
     }
 }
 
-fn key(rc: &Rc<Value>) -> String {
-    (Rc::as_ptr(rc) as usize).to_string()
+/// The value's address as decimal text (the key of `values`), written on the stack: the
+/// lookup in `to_js` allocates nothing.
+struct Address([u8; 20], usize);
+
+impl Address {
+    fn of(rc: &Rc<Value>) -> Address {
+        let mut n = Rc::as_ptr(rc) as usize;
+        let mut digits = [b'0'; 20];
+        let mut start = digits.len();
+        while let Some(d) = start.checked_sub(1).and_then(|i| digits.get_mut(i)) {
+            *d = b'0' + (n % 10) as u8;
+            start -= 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        Address(digits, start)
+    }
+
+    fn text(&self) -> &str {
+        let digits = self.0.get(self.1..).unwrap_or_default();
+        std::str::from_utf8(digits).unwrap_or_default()
+    }
 }
 
 impl Table {
@@ -80,11 +96,8 @@ impl Table {
     }
 
     fn register(&self, rc: Rc<Value>, js: JsValue) -> usize {
-        let mut m = self.maps.borrow_mut();
-        let i = m.by_index.len();
-        m.by_ptr.insert(key(&rc), Value::from(i));
-        m.by_index.push((rc, js));
-        i
+        let address = Address::of(&rc).text().to_owned();
+        self.values.borrow_mut().insert(address, (rc, js))
     }
 
     /// The core's value for a JS value: the known one for an object seen before, else a
@@ -110,8 +123,8 @@ impl Table {
             return None;
         }
         let i = self.ids.get(js.unchecked_ref()).as_f64()?;
-        let m = self.maps.borrow();
-        m.by_index.get(i as usize).map(|(rc, _)| rc.clone())
+        let values = self.values.borrow();
+        values.item(i as usize).map(|(rc, _)| rc.clone())
     }
 
     /// A conversion that is not remembered, for objects that keep changing after they are
@@ -124,11 +137,8 @@ impl Table {
     /// already sent), else a fresh conversion that is remembered.
     pub fn to_js(&self, rc: &Rc<Value>) -> JsValue {
         {
-            let m = self.maps.borrow();
-            if let Some(i) = m.by_ptr.get(&key(rc)).and_then(Value::as_u64) {
-                if let Some((_, js)) = m.by_index.get(i as usize) {
-                    return js.clone();
-                }
+            if let Some((_, js)) = self.values.borrow().get(Address::of(rc).text()) {
+                return js.clone();
             }
         }
         let js = from_json(rc);
