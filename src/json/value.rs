@@ -42,14 +42,6 @@ impl Number {
         (f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0).then_some(f as u64)
     }
 
-    /// The number as an `i64` when it is a whole number in range.
-    pub fn as_i64(&self) -> Option<i64> {
-        let f = self.0;
-        (f.fract() == 0.0
-            && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f))
-        .then_some(f as i64)
-    }
-
     /// The double.
     pub fn get(self) -> f64 {
         self.0
@@ -154,12 +146,6 @@ impl Value {
     pub fn as_u64(&self) -> Option<u64> {
         match self {
             Value::Number(n) => n.as_u64(),
-            _ => None,
-        }
-    }
-    pub fn as_i64(&self) -> Option<i64> {
-        match self {
-            Value::Number(n) => n.as_i64(),
             _ => None,
         }
     }
@@ -518,12 +504,6 @@ impl Map {
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator {
         self.entries.iter().map(|(_, v)| v)
     }
-
-    pub fn values_mut(
-        &mut self,
-    ) -> impl DoubleEndedIterator<Item = &mut Value> + ExactSizeIterator {
-        self.entries.iter_mut().map(|(_, v)| v)
-    }
 }
 
 /// Puts entry `i` of hash `h` in the first free slot from its own.
@@ -613,14 +593,13 @@ mod serde_impls {
 
     impl Serialize for Number {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            match self.as_i64() {
-                Some(i)
-                    if i.unsigned_abs() <= 1 << 53
-                        && !(self.0 == 0.0 && self.0.is_sign_negative()) =>
-                {
-                    s.serialize_i64(i)
-                }
-                _ => s.serialize_f64(self.0),
+            // A whole number as an integer (serde_json would print `1.0`); `-0` as a float.
+            let f = self.0;
+            let whole = f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0;
+            if whole && !(f == 0.0 && f.is_sign_negative()) {
+                s.serialize_i64(f as i64)
+            } else {
+                s.serialize_f64(f)
             }
         }
     }
