@@ -6,12 +6,14 @@
 // after one of our types counts where that type's module is, unless an earlier part claims
 // it. Raw bytes, before gzip (the shipped total in gzip is printed by size-report.mjs).
 import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 
 const file = process.argv[2];
 const topArg = process.argv.indexOf('--top');
 const topN = topArg > 0 ? Number(process.argv[topArg + 1]) : 25;
+const wasmArg = process.argv.indexOf('--wasm');
 if (!file) {
-  console.error('usage: node scripts/size-attribution.mjs top.csv [--top N]');
+  console.error('usage: node scripts/size-attribution.mjs top.csv [--top N] [--wasm shipped.wasm]');
   process.exit(2);
 }
 
@@ -63,5 +65,10 @@ for (const [name, size] of [...sums].sort((a, b) => b[1] - a[1])) {
   console.log(`  ${kb(size)}  ${((100 * size) / total).toFixed(1).padStart(5)}%  ${name}`);
 }
 console.log(`  ${kb(total)}  100.0%  total`);
+if (wasmArg > 0) {
+  // The same build stripped of its names, as build.sh ships it.
+  const ship = readFileSync(process.argv[wasmArg + 1]);
+  console.log(`\nthis build stripped: raw ${(ship.length / 1024).toFixed(1)} KB, gzip -9 ${(gzipSync(ship, { level: 9 }).length / 1024).toFixed(1)} KB`);
+}
 console.log(`\nlargest ${topN} items`);
 for (const [name, size] of items.slice(0, topN)) console.log(`  ${kb(size)}  ${name.slice(0, 150)}`);

@@ -72,6 +72,8 @@ cargo clippy --all-targets --quiet -- -D warnings
 stage "cargo clippy (wasm32, lib and wasm tests)"
 # With the test-trap feature: its cfg-gated lines are compiled by nothing else before the JS tests.
 cargo clippy --target wasm32-unknown-unknown --lib --tests --features test-trap --quiet -- -D warnings
+stage "cargo clippy (wasm32, the loop-only build that npm run size -- --loop-only measures)"
+cargo clippy --target wasm32-unknown-unknown --lib --no-default-features --quiet -- -D warnings
 
 run native-tests cargo test --quiet
 

@@ -375,6 +375,15 @@ impl StreamFn for BuiltinStreamFn {
         context: LlmContext,
         options: StreamOptions,
     ) -> HostFuture<'a, Box<dyn AssistantStream + 'a>> {
+        #[cfg(not(feature = "providers"))]
+        #[allow(clippy::needless_return)]
+        {
+            let _ = (model, context, options);
+            return Box::pin(futures::future::ready(Err(crate::error::Thrown::new(
+                "This build has no built-in providers (pass a streamFn)".to_string(),
+            ))));
+        }
+        #[cfg(feature = "providers")]
         Box::pin(async move {
             // pi passes the stream function `{ ...config }`: a getter that throws there
             // rejects the run, here too.
