@@ -4,7 +4,8 @@
 //
 // An item counts for the first part whose pattern its name matches: a generic instance named
 // after one of our types counts where that type's module is, unless an earlier part claims
-// it. Raw bytes, before gzip (the shipped total in gzip is printed by size-report.mjs).
+// it. Raw bytes, before gzip (the shipped total in gzip is printed by size-report.mjs;
+// `--wasm FILE` prints the gzip of the same build stripped of its names).
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
@@ -66,7 +67,8 @@ for (const [name, size] of [...sums].sort((a, b) => b[1] - a[1])) {
 }
 console.log(`  ${kb(total)}  100.0%  total`);
 if (wasmArg > 0) {
-  // The same build stripped of its names, as build.sh ships it.
+  // The same build stripped of its names; build.sh's .wasm is a few hundred bytes smaller
+  // (it also trims the source paths in its panic locations).
   const ship = readFileSync(process.argv[wasmArg + 1]);
   console.log(`\nthis build stripped: raw ${(ship.length / 1024).toFixed(1)} KB, gzip -9 ${(gzipSync(ship, { level: 9 }).length / 1024).toFixed(1)} KB`);
 }
