@@ -13,6 +13,7 @@
 //! natively, for the tests' typed forms).
 
 use crate::json::Put;
+use crate::text::Joined;
 use std::rc::Rc;
 
 use crate::json::{Map, Value};
@@ -91,7 +92,7 @@ pub fn content_text(content: Option<&Value>, separator: &str) -> String {
                 .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
                 .map(|b| str_field(b, "text"))
                 .collect();
-            texts.join(separator)
+            texts.joined(separator)
         }
         _ => String::new(),
     }

@@ -6,6 +6,7 @@
 //! rest of `message` only; the loop and the request builders both read it.
 
 use crate::json::Put;
+use crate::text::Joined;
 use std::rc::Rc;
 
 use crate::json::Value;
@@ -168,7 +169,7 @@ pub fn get_current_system_message<'a>(
     }
     let mut o = Object::new();
     o.put("role", "system".into());
-    o.put("content", content.join("\n\n").into());
+    o.put("content", content.joined("\n\n").into());
     if !sections.is_empty() {
         o.put("sections", Value::Object(sections));
     }
@@ -196,7 +197,7 @@ pub fn get_current_system_prompt<'a>(
         }
     }
     parts.retain(|p| !p.is_empty());
-    parts.join("\n\n")
+    parts.joined("\n\n")
 }
 
 /// A copy of a system message with its tool fields replaced by `changes` (empty lists omit

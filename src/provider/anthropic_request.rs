@@ -17,6 +17,7 @@
 
 use crate::json::Put;
 use crate::json::{Map, Value};
+use crate::text::Joined;
 
 use super::compat_flag;
 use super::openai_completions_request::clamp_max_tokens;
@@ -77,7 +78,7 @@ fn image(b: &Value) -> Value {
 fn result_content(content: &[Value]) -> Value {
     if !content.iter().any(|c| str_field(c, "type") == "image") {
         let texts: Vec<&str> = content.iter().map(|c| str_field(c, "text")).collect();
-        return sanitize(&texts.join("\n")).into();
+        return sanitize(&texts.joined("\n")).into();
     }
     let mut blocks: Vec<Value> = content
         .iter()

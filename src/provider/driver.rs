@@ -17,6 +17,7 @@
 //! Depends on `io`, `stream`, `message` and the provider modules; never on a host.
 
 use crate::json::Put;
+use crate::text::Joined;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::rc::Rc;
@@ -503,7 +504,7 @@ fn request_headers(
         Err(e) => return Err(e.clone()),
     }
     if !betas.is_empty() {
-        headers.push(("anthropic-beta".into(), betas.join(",")));
+        headers.push(("anthropic-beta".into(), betas.joined(",")));
     }
     Ok(headers)
 }

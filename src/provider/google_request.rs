@@ -12,6 +12,7 @@
 
 use crate::json::Put;
 use crate::json::{Map, Value};
+use crate::text::Joined;
 
 use super::openai_completions_request::{clamp_max_tokens, clamp_thinking_level};
 use super::transform::{collapse_system_messages, transform_messages};
@@ -358,7 +359,7 @@ fn contents(model: &Value, conversation: &[Value], now: f64) -> Vec<Value> {
                     .filter(|b| str_field(b, "type") == "text")
                     .map(|b| str_field(b, "text"))
                     .collect::<Vec<_>>()
-                    .join("\n");
+                    .joined("\n");
                 let images: Vec<Value> = if vision {
                     blocks
                         .iter()

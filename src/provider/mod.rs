@@ -17,6 +17,7 @@ pub mod usage;
 pub use arguments::{parse_tool_call_arguments, repair_json, ToolArgs};
 
 use crate::json::Put;
+use crate::text::Joined;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -186,7 +187,7 @@ pub fn attribution_headers(model: &Value, identity: &Value) -> Vec<(String, Stri
             .map(|c| c.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         if !categories.is_empty() {
-            h.push(("X-OpenRouter-Categories".into(), categories.join(",")));
+            h.push(("X-OpenRouter-Categories".into(), categories.joined(",")));
         }
         return h;
     }

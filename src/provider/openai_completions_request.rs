@@ -19,6 +19,7 @@
 
 use crate::json::Put;
 use crate::json::{Map, Value};
+use crate::text::Joined;
 
 use super::openai_completions::is_reasoning_detail;
 use super::transform::{collapse_system_messages, transform_messages};
@@ -669,7 +670,7 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
         .filter(|b| str_field(b, "type") == "text" && !str_field(b, "text").trim().is_empty())
         .map(|b| sanitize(str_field(b, "text")))
         .collect();
-    let text = texts.concat();
+    let text = texts.joined("");
     let thinking: Vec<&Value> = blocks
         .iter()
         .filter(|b| {
@@ -691,7 +692,7 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
                 .iter()
                 .map(|b| sanitize(str_field(b, "thinking")))
                 .collect();
-            let mut parts = vec![crate::value!({"type": "text", "text": joined.join("\n\n")})];
+            let mut parts = vec![crate::value!({"type": "text", "text": joined.joined("\n\n")})];
             parts.extend(
                 texts
                     .iter()
@@ -716,7 +717,7 @@ fn assistant_message(m: &Value, model: &Value, compat: &Compat) -> Option<Value>
                 )
             {
                 let joined: Vec<&str> = thinking.iter().map(|b| str_field(b, "thinking")).collect();
-                a.insert(signature.into(), joined.join("\n").into());
+                a.insert(signature.into(), joined.joined("\n").into());
             }
         }
     } else if !text.is_empty() {

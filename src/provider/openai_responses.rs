@@ -17,6 +17,7 @@
 //! `input_transformations` diagnostics.
 
 use crate::json::Put;
+use crate::text::Joined;
 use std::rc::Rc;
 
 use crate::json::{Map, Value};
@@ -71,7 +72,7 @@ fn join_field(items: Option<&Value>, pick: impl Fn(&Value) -> Option<&str>, sep:
             a.iter()
                 .map(|i| pick(i).unwrap_or(""))
                 .collect::<Vec<_>>()
-                .join(sep)
+                .joined(sep)
         })
         .unwrap_or_default()
 }
@@ -736,7 +737,7 @@ fn js_string(v: Option<&Value>) -> String {
                 x => js_string(Some(x)),
             })
             .collect::<Vec<_>>()
-            .join(","),
+            .joined(","),
         Some(other) => json_stringify(other),
     }
 }

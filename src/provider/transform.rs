@@ -14,6 +14,7 @@
 //! Pure; works on the transcript's JSON messages.
 
 use crate::json::Put;
+use crate::text::Joined;
 
 use crate::json::{Map, Value};
 
@@ -233,5 +234,5 @@ pub fn render_system_update(m: &Value) -> String {
             });
         }
     }
-    parts.join("\n\n")
+    parts.joined("\n\n")
 }

@@ -19,6 +19,7 @@
 //! the cycle, and the walks of the checker and the coercer together nest at most
 //! [`MAX_WALK`] deep.
 
+use crate::text::Joined;
 use std::cell::{Cell, RefCell};
 
 use crate::json::Value;
@@ -320,7 +321,7 @@ impl<'a> Schema<'a> {
                 push(
                     out,
                     path,
-                    &format!("expected {}, got {}", names.join(" or "), type_name(v)),
+                    &format!("expected {}, got {}", names.joined(" or "), type_name(v)),
                 );
                 return;
             }

@@ -8,6 +8,7 @@ mod format;
 pub mod pattern;
 
 use crate::json::Value;
+use crate::text::Joined;
 
 pub use check::{Failure, Schema, MAX_WALK};
 use coerce::Coercer;
@@ -27,7 +28,7 @@ pub fn format_path(pointer: &str) -> String {
         .split('/')
         .map(|s| crate::text::replace(&crate::text::replace(s, "~1", "/"), "~0", "~"))
         .collect::<Vec<_>>()
-        .join(".")
+        .joined(".")
 }
 
 /// `JSON.stringify(value, null, 2)` (lone surrogates escaped, as JS writes them).
@@ -81,7 +82,7 @@ pub fn validate_tool_call(
                 .collect();
             Err(format!(
                 "Validation failed for tool \"{name}\":\n{}\n\nReceived arguments:\n{}",
-                lines.join("\n"),
+                lines.joined("\n"),
                 pretty(&arguments)
             ))
         }
