@@ -197,6 +197,15 @@ pub enum ExecutionMode {
 /// threw synchronously, for the tool to see thrown by its `onUpdate` call.
 pub type UpdateFn = Rc<dyn Fn(Rc<Value>) -> HostResult<()>>;
 
+/// A tool's result as the loop reads it ([`Tool::read_result`]).
+pub struct ReadResult {
+    /// The result with its fields as pi reads them; shared into events as the very object.
+    pub result: Rc<Value>,
+    /// Its own properties alone, when they differ: what pi's `{ ...result }` copies
+    /// (`afterToolCall`'s merge, L-108).
+    pub own: Option<Rc<Value>>,
+}
+
 /// An executable tool (L-11).
 pub trait Tool {
     fn name(&self) -> &str;
@@ -220,6 +229,13 @@ pub trait Tool {
         args: Rc<Value>,
         on_update: UpdateFn,
     ) -> HostFuture<'_, Rc<Value>>;
+    /// `result` (what `execute` resolved with) with its fields as pi reads them
+    /// (`result.content`, `result.isError`, …), where they differ from its own properties,
+    /// which are what the result holds: a class's getters, a prototype's fields, a Proxy's
+    /// `get` trap. `Err` is a getter or trap that threw, as if `execute` had.
+    fn read_result(&self, result: Rc<Value>) -> HostResult<ReadResult> {
+        Ok(ReadResult { result, own: None })
+    }
     /// The host's own object for this tool (the JS binding's tool object), for hooks that
     /// receive the context's tools.
     fn host_value(&self) -> Option<&dyn std::any::Any> {

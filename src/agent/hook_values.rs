@@ -1,5 +1,7 @@
 //! What the loop makes of values returned by host code (hooks, queue callbacks, tools),
-//! which may be of any type. The binding converts a JS value to JSON and reads it here, so
+//! which may be of any type. The binding converts a JS value to JSON and reads it here (a
+//! result object first has the fields the loop reads copied as `obj[name]` reads them, so a
+//! class's getters, a prototype's fields and a Proxy's `get` trap count as in pi), so
 //! the policy is one piece of pure, natively tested code. Per hook, following what pi's code
 //! does with such a value, and failing clearly where pi would pass junk on:
 //!

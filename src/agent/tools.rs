@@ -164,8 +164,11 @@ fn prepare_and_validate(
 }
 
 struct Executed {
-    /// The object `execute` resolved with, shared as is (L-117: events carry it unchanged).
+    /// The object `execute` resolved with, shared as is (L-117: events carry it unchanged),
+    /// its fields as pi reads them ([`Tool::read_result`]).
     result: Rc<Value>,
+    /// Its own properties alone, when they differ from `result`.
+    own: Option<Rc<Value>>,
     is_error: bool,
     duration_ms: f64,
 }
@@ -201,18 +204,19 @@ async fn execute(
     let duration_ms = (env.clock.monotonic() - started).round().max(0.0);
     let emits = pending.borrow_mut().take().unwrap_or_default();
     all(emits).await?;
-    Ok(match outcome {
-        Ok(result) => {
-            let is_error = result.get("isError") == Some(&Value::Bool(true));
-            Executed {
-                result,
-                is_error,
-                duration_ms,
-            }
-        }
+    // pi reads `result.isError` here, after the updates settled: a getter that throws is
+    // the call's error, as a throw from `execute` is.
+    Ok(match outcome.and_then(|result| tool.read_result(result)) {
+        Ok(read) => Executed {
+            is_error: read.result.get("isError") == Some(&Value::Bool(true)),
+            result: read.result,
+            own: read.own,
+            duration_ms,
+        },
         // L-104.
         Err(thrown) => Executed {
             result: Rc::new(error_tool_result(&thrown.message)),
+            own: None,
             is_error: true,
             duration_ms,
         },
@@ -273,6 +277,7 @@ async fn finalize(
 ) -> ToolCallOutcome {
     let Executed {
         mut result,
+        own,
         mut is_error,
         duration_ms,
     } = executed;
@@ -299,16 +304,28 @@ async fn finalize(
             Ok(None) => {}
             // L-108, L-109.
             Ok(Some(a)) => {
-                let mut o = result.as_object().cloned().unwrap_or_default();
                 let structured = match (&a.structured_content, &a.content) {
                     (Some(s), _) => Some(s.clone()),
                     (None, Some(_)) => None,
-                    (None, None) => present(o.get("structuredContent")).cloned(),
+                    (None, None) => present(result.get("structuredContent")).cloned(),
                 };
-                merge_field(&mut o, "content", a.content);
-                merge_field(&mut o, "details", a.details);
-                merge_field(&mut o, "usage", a.usage);
-                merge_field(&mut o, "terminate", a.terminate);
+                // `{ ...result, content: a.content ?? result.content, … }`: the spread copies
+                // the own properties; each named field is then set, in this order.
+                let mut o = own
+                    .as_ref()
+                    .unwrap_or(&result)
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default();
+                for (key, over) in [
+                    ("content", a.content),
+                    ("details", a.details),
+                    ("usage", a.usage),
+                    ("terminate", a.terminate),
+                ] {
+                    let value = over.or_else(|| own.as_ref().and(result.get(key).cloned()));
+                    merge_field(&mut o, key, value);
+                }
                 match structured {
                     Some(s) => {
                         o.put("structuredContent", s);

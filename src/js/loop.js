@@ -178,6 +178,29 @@ function fields(obj, names) {
   return names.split(',').map((name) => obj[name]);
 }
 
+/**
+ * A plain copy of a result object (a tool's, `beforeToolCall`'s, `afterToolCall`'s) as pi's reads see it: its own
+ * enumerable properties, with each field in `names` ("a,b,…") set as `value[name]` reads it, or left out when that
+ * is undefined. So a class's getters, a prototype's fields and a Proxy's `get` trap count as they do in pi's
+ * `result.content`. With `ifDifferent`, `undefined` when the JSON copy of `value` already holds each field as read.
+ * A throwing getter or trap throws here.
+ */
+function view(value, names, ifDifferent) {
+  const list = names.split(',');
+  const copied = (name) => {
+    const own = Object.getOwnPropertyDescriptor(value, name);
+    return own === undefined ? value[name] === undefined : own.enumerable && 'value' in own;
+  };
+  if (ifDifferent && list.every(copied)) return undefined;
+  const out = { ...value };
+  for (const name of list) {
+    const v = value[name];
+    if (v === undefined) delete out[name];
+    else out[name] = v;
+  }
+  return out;
+}
+
 /** The hooks pi tests with `if` (the others it calls with `?.()`). */
 const TESTED_HOOKS = new Set(['transformContext', 'getApiKey', 'beforeToolCall', 'afterToolCall']);
 
@@ -412,7 +435,7 @@ function emitEvent(emit, kind, a, b, c, d, e) {
   }
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, updater, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, view, updater, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

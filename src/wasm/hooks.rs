@@ -377,7 +377,7 @@ impl Hooks for JsHooks {
     ) -> Option<HostFuture<'a, Option<BeforeToolCallResult>>> {
         let f = self.tool_hook("beforeToolCall", &call, &|_| {})?;
         Some(Box::pin(async move {
-            let v = f.await?;
+            let v = self.table.view(&f.await?, "block,reason,terminate")?;
             let json = json_of(&v, "beforeToolCall's result")?;
             Ok(hook_values::before_tool_call(&json))
         }))
@@ -411,6 +411,7 @@ impl Hooks for JsHooks {
                     ))
                 }));
             }
+            let v = self.table.view(&v, super::tools::RESULT_FIELDS)?;
             let json = json_of(&v, "onInterruptedToolCall's result")?;
             Ok(Some(match &json {
                 Value::Object(o) if o.get("content").is_none_or(Value::is_array) => {
@@ -440,7 +441,7 @@ impl Hooks for JsHooks {
             set(o, "isError", &JsValue::from_bool(call.is_error));
         })?;
         Some(Box::pin(async move {
-            let v = f.await?;
+            let v = self.table.view(&f.await?, super::tools::RESULT_FIELDS)?;
             let json = json_of(&v, "afterToolCall's result")?;
             Ok(hook_values::after_tool_call(&json))
         }))

@@ -187,6 +187,17 @@ impl Table {
             .unchecked_into())
     }
 
+    /// A plain copy of the result object `obj` (`view` in the glue): its own enumerable
+    /// properties, and `names` ("a,b,…") read as `obj[name]`, so that a class's getters or a
+    /// Proxy's `get` trap give what pi's reads of them give. A value that is no object, or an
+    /// array, is given back as it is (the loop's checks name it).
+    pub fn view(&self, obj: &JsValue, names: &'static str) -> Result<JsValue, Thrown> {
+        if !(obj.is_object() || obj.is_function()) || js_sys::Array::is_array(obj) {
+            return Ok(obj.clone());
+        }
+        self.glue("view", &[obj, &super::js::key(names)])
+    }
+
     /// Keeps `callback` until the run ends and returns the JS function to hand out for it.
     pub fn keep_callback(&self, callback: Callback) -> JsValue {
         let target: JsValue = callback.as_ref().clone();

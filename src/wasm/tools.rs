@@ -12,7 +12,11 @@ use super::js::{awaited, call_method, call_with, read_fn, to_json};
 use super::table::Table;
 use crate::agent::hook_values;
 use crate::error::{Error, Thrown};
-use crate::io::{ExecutionMode, HostFuture, HostResult, Tool, UpdateFn};
+use crate::io::{ExecutionMode, HostFuture, HostResult, ReadResult, Tool, UpdateFn};
+
+/// The fields of a tool's result the loop reads (pi's `result.…` in `executePreparedToolCall`,
+/// `finalizeExecutedToolCall` and `createToolResultMessage`).
+pub const RESULT_FIELDS: &str = "content,details,usage,terminate,isError,structuredContent";
 
 pub struct JsTool {
     pub js: JsValue,
@@ -164,6 +168,28 @@ impl Tool for JsTool {
             self.table
                 .to_rust(&value, "a tool result")
                 .map_err(Thrown::new)
+        })
+    }
+
+    fn read_result(&self, result: Rc<Value>) -> HostResult<ReadResult> {
+        // The object itself (the table pairs it with its JSON copy), read by the glue; its
+        // copy with the fields as read is paired with it too.
+        let js = self.table.to_js(&result);
+        let view = self.table.glue(
+            "view",
+            &[&js, &super::js::key(RESULT_FIELDS), &JsValue::TRUE],
+        )?;
+        if view.is_undefined() {
+            return Ok(ReadResult { result, own: None });
+        }
+        let read = self
+            .table
+            .snapshot(&view, "a tool result")
+            .map_err(Thrown::new)?;
+        self.table.register_pair(read.clone(), js);
+        Ok(ReadResult {
+            result: read,
+            own: Some(result),
         })
     }
 

@@ -52,6 +52,24 @@ const ARGS = {
 };
 
 /** A random scenario for `seed`. */
+/** The shapes a result object is drawn in besides a plain one (see `shaped`). */
+const SHAPES = ['getters', 'proto', 'proxy'];
+
+/**
+ * `value` (a result object: a tool's, `beforeToolCall`'s, `afterToolCall`'s) in `shape`: a
+ * class-like object whose fields are getters on its prototype, an object whose fields sit on
+ * its prototype, or a Proxy that has them only in its `get` trap. pi reads each field as
+ * `value.field`, so each is the same result to it; JSON sees none of the fields.
+ */
+export function shaped(shape, value) {
+  if (!shape || value === null || typeof value !== 'object') return value;
+  if (shape === 'proto') return Object.create(value);
+  if (shape === 'proxy') return new Proxy({}, { get: (_, key) => value[key] });
+  const proto = {};
+  for (const key of Object.keys(value)) Object.defineProperty(proto, key, { get: () => value[key] });
+  return Object.create(proto);
+}
+
 export function generate(seed) {
   const r = rng(seed);
   const toolNames = TOOL_NAMES.filter(() => r.chance(0.6));
@@ -64,6 +82,7 @@ export function generate(seed) {
     behavior: name === 'stop' ? 'terminate' : r.pick(['echo', 'echo', 'throw', 'throwString', 'isError', 'updates', 'noContent', 'rejectUndefined',
       'syncThrow', 'syncValue', 'updateThenQueue', 'catchUpdate']),
     prepare: name === 'write' && r.chance(0.3),
+    shape: r.chance(0.25) ? r.pick(SHAPES) : undefined,
   }));
   const responses = [];
   const nResponses = 1 + r.int(4);
@@ -107,6 +126,7 @@ export function generate(seed) {
       prepareRequest: r.chance(0.15) ? r.pick(['off', 'nothing']) : undefined,
       steering: queue(),
       followUps: queue(),
+      shape: r.chance(0.25) ? r.pick(SHAPES) : undefined,
     },
     abortAt: r.chance(0.12) ? r.pick(['tool_execution_start', 'message_end', 'turn_start']) : undefined,
     throwAt: r.chance(0.05) ? r.pick(['turn_start', 'message_update', 'tool_execution_end', 'turn_end', 'agent_end']) : undefined,
@@ -266,9 +286,9 @@ export function makeTools(specs, log, clock, queue = () => {}) {
       }
       if (t.behavior === 'syncValue') {
         log.push(`execute ${id}`);
-        return { content: [text(`at once ${JSON.stringify(args)}`)], details: {} };
+        return shaped(t.shape, { content: [text(`at once ${JSON.stringify(args)}`)], details: {} });
       }
-      return runTool(t, id, args, onUpdate, log, clock, queue);
+      return runTool(t, id, args, onUpdate, log, clock, queue).then((result) => shaped(t.shape, result));
     },
   }));
 }
@@ -343,8 +363,8 @@ function makeHookFunctions(h) {
   if (h.before) {
     config.beforeToolCall = async ({ toolCall, args }) => {
       if (h.before === 'throw' && toolCall.name === 'calc') throw new Error('before hook failed');
-      if (h.before === 'blockSearch' && toolCall.name === 'search') return { block: true, reason: 'search is disabled' };
-      if (h.before === 'blockAllTerminate') return { block: true, terminate: true };
+      if (h.before === 'blockSearch' && toolCall.name === 'search') return shaped(h.shape, { block: true, reason: 'search is disabled' });
+      if (h.before === 'blockAllTerminate') return shaped(h.shape, { block: true, terminate: true });
       if (h.before === 'mutateArgs' && args && typeof args === 'object') args.injected = true;
       return undefined;
     };
@@ -352,8 +372,8 @@ function makeHookFunctions(h) {
   if (h.after) {
     config.afterToolCall = async ({ toolCall, isError }) => {
       if (h.after === 'throw' && toolCall.name === 'search') throw new Error('after hook failed');
-      if (h.after === 'replaceContent') return { content: [text('replaced')] };
-      if (h.after === 'flipError') return { isError: !isError };
+      if (h.after === 'replaceContent') return shaped(h.shape, { content: [text('replaced')] });
+      if (h.after === 'flipError') return shaped(h.shape, { isError: !isError });
       return undefined;
     };
   }
