@@ -491,8 +491,12 @@ async fn run_loop(
                     .await?;
                     return Ok(());
                 }
-                // L-49.
-                let calls: Vec<Rc<Value>> = tool_calls(&message).into_iter().map(Rc::new).collect();
+                // L-49. Content pi's `filter` throws on fails the run there, as in pi.
+                let calls: Vec<Rc<Value>> = crate::message::checked_tool_calls(&message)
+                    .map_err(|e| Error::InvalidInput(e.to_string()))?
+                    .into_iter()
+                    .map(Rc::new)
+                    .collect();
                 let mut tool_results = Vec::new();
                 let mut has_more_tool_calls = false;
                 if !calls.is_empty() {

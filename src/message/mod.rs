@@ -59,6 +59,21 @@ pub fn tool_calls(m: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// [`tool_calls`] where pi's `message.content.filter((c) => c.type === "toolCall")` (L-49)
+/// would not throw; else what it throws, in V8's words: content that is no array, or a
+/// `null` block.
+pub fn checked_tool_calls(m: &Value) -> Result<Vec<Value>, &'static str> {
+    match m.get("content") {
+        Some(Value::Array(blocks)) if blocks.iter().any(Value::is_null) => {
+            Err("Cannot read properties of null (reading 'type')")
+        }
+        Some(Value::Array(_)) => Ok(tool_calls(m)),
+        None => Err("Cannot read properties of undefined (reading 'filter')"),
+        Some(Value::Null) => Err("Cannot read properties of null (reading 'filter')"),
+        Some(_) => Err("message.content.filter is not a function"),
+    }
+}
+
 /// A string field, or `""` (tool call `id`/`name` as template literals would print them
 /// for a well-formed call).
 pub fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {

@@ -100,7 +100,10 @@ export function generate(seed) {
     }
     const stopReason = r.chance(0.06) ? 'length' : r.chance(0.06) ? 'error' : nCalls > 0 ? 'toolUse' : 'stop';
     // Like pi-ai's providers, a live partial may be one object mutated into the final message.
-    responses.push({ content, stopReason, start: r.chance(0.9), live: r.chance(0.4) });
+    // Now and then a final message pi's tool-call scan throws on (L-49): content that is no
+    // array, or a null block.
+    const malformed = r.chance(0.03) ? r.pick(['string', 'nullBlock', 'none']) : undefined;
+    responses.push({ content, stopReason, start: r.chance(0.9), live: r.chance(0.4), malformed });
   }
   const queue = () => (r.chance(0.3) ? [[], [{ role: 'user', content: [text('queued')], timestamp: 5 }]] : undefined);
   return {
@@ -253,6 +256,9 @@ export function makeStreamFn(impl, responses, requests) {
       });
       steps.push(() => {
         const message = spec.live ? Object.assign(partial, { ...final, content: partial.content }) : final;
+        if (spec.malformed === 'string') message.content = 'malformed';
+        if (spec.malformed === 'nullBlock') message.content = [null, ...message.content];
+        if (spec.malformed === 'none') delete message.content;
         if (stopReason === 'error' || stopReason === 'aborted') stream.push({ type: 'error', reason: stopReason, error: message });
         else stream.push({ type: 'done', reason: stopReason, message });
       });
