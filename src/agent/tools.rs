@@ -323,7 +323,8 @@ async fn finalize(
                     ("usage", a.usage),
                     ("terminate", a.terminate),
                 ] {
-                    let value = over.or_else(|| own.as_ref().and(result.get(key).cloned()));
+                    let value =
+                        over.or_else(|| own.as_ref().and_then(|_| result.get(key).cloned()));
                     merge_field(&mut o, key, value);
                 }
                 match structured {
