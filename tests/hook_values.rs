@@ -89,7 +89,8 @@ fn decisions_and_tool_hooks_follow_pi() {
     )
     .unwrap();
     assert_eq!(a.content, None);
-    assert_eq!(a.is_error, None);
+    // "yes" is truthy: the hook marks an error, as pi's stored "yes" reads.
+    assert_eq!(a.is_error, Some(true));
     assert_eq!(a.details, None);
     assert_eq!(a.usage, Some(json!({"input": 1})));
     assert_eq!(after_tool_call(&json!(42)), None);

@@ -19,7 +19,8 @@
 //! | `beforeToolCall`: `block` | truthiness | truthiness |
 //! | `beforeToolCall`: a non-string or empty `reason` | a non-string becomes the text | "Tool execution was blocked" |
 //! | `afterToolCall`: falsy or not an object | unchanged result | unchanged result |
-//! | `afterToolCall`: `content` not an array, `isError` not a boolean | used as is | ignored |
+//! | `afterToolCall`: `content` not an array | used as is | ignored |
+//! | `afterToolCall`: `isError` not a boolean | stored as is | its truthiness |
 //! | a tool's `execute` resolving to a non-object | a TypeError becomes the error text | an error result naming the type |
 
 use std::rc::Rc;
@@ -141,7 +142,9 @@ pub fn after_tool_call(v: &Value) -> Option<AfterToolCallResult> {
         details: field("details"),
         usage: field("usage"),
         terminate: field("terminate"),
-        is_error: v.get("isError").and_then(Value::as_bool),
+        // `a.isError ?? isError`: a non-boolean keeps its truthiness (pi stores the value
+        // itself, which providers then read as true or false).
+        is_error: present(v.get("isError")).map(|e| truthy(Some(e))),
         structured_content: field("structuredContent"),
     })
 }

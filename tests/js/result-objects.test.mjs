@@ -105,3 +105,14 @@ test('a getter that throws in a result gives the call an error result naming wha
   assert.deepEqual(mine.message, theirs.message);
   assert.deepEqual(mine.message.content, [{ type: 'text', text: 'policy store offline' }]);
 });
+
+test('afterToolCall\'s isError that is no boolean counts by its truthiness, as pi\'s stored value reads (L-108)', async () => {
+  for (const [isError, tool] of [['yes', ok], [1, ok], [0, () => new Output('failed', true)], ['', () => new Output('failed', true)]]) {
+    const hooks = { afterToolCall: async () => ({ isError }) };
+    const [mine, theirs] = [await agentRun(ours, hooks, tool), await agentRun(pi, hooks, tool)];
+    assert.equal(theirs.message.isError, isError, 'pi stores the value itself');
+    assert.equal(mine.message.isError, Boolean(isError));
+    assert.equal(mine.eventIsError, Boolean(theirs.eventIsError));
+    assert.deepEqual(mine.message.content, theirs.message.content);
+  }
+});
