@@ -155,6 +155,8 @@ fn l_70_unchanged_returns_the_same_objects() {
     )];
     let pending = vec![sys(json!({"role": "system", "content": "note"})), user("u")];
     let out = declare_tool_changes(&declared, &declarations(&tools), &pending, 1.0);
+    // The same objects, and no more or fewer of them (a zip alone stops at the shorter).
+    assert_eq!(out.len(), pending.len());
     assert!(out.iter().zip(&pending).all(|(a, b)| Rc::ptr_eq(a, b)));
 }
 
