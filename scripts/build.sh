@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 name=pi_agent_wasm
+# The key of this build's inputs, taken before anything is built (scripts/build-key.sh).
+key=$(bash scripts/build-key.sh)
 # Panic locations of dependencies carry their source paths; the registry's prefix is cut, so
 # the shipped .wasm names no directory of the machine that built it (and is 0.5 KB smaller).
 remap=()
@@ -31,3 +33,13 @@ rm -f pkg/.gitignore
 # The `pi-agent-wasm/models` entry: pi-ai's model catalogue, generated from node_modules.
 node scripts/gen-models.mjs
 node scripts/size-report.mjs
+
+# Keep this build under its inputs' key: scripts/start.sh copies it into a fresh clone of
+# the same sources instead of building again. The five newest builds are kept.
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/pi-agent-wasm/builds"
+if mkdir -p "$cache" 2>/dev/null; then
+  rm -rf "$cache/$key.tmp" && cp -r pkg "$cache/$key.tmp" && rm -rf "${cache:?}/$key" && mv "$cache/$key.tmp" "$cache/$key"
+  ls -1dt "$cache"/*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf
+fi
+mkdir -p target
+echo "$key" >target/pkg.key
