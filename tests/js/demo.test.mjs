@@ -6,33 +6,15 @@
 // foreign Host names, malformed bodies.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { launchChromium, repoRoot } from './helpers.mjs';
+import { startDemoServer, ask } from './shared/demo-server.mjs';
 
 let server;
 let url;
 let browser;
-
-/** Starts www/server.mjs on a free port; resolves to { child, url }. */
-async function startDemoServer(args = [], env = {}) {
-  const child = spawn(process.execPath, [join(repoRoot, 'www/server.mjs'), '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
-  const address = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/http:\/\/\S+\//);
-      if (m) resolve(m[0]);
-    });
-    child.on('exit', (code) => reject(new Error(`demo server exited with ${code}`)));
-  });
-  return { child, url: address };
-}
 
 before(async () => {
   ({ child: server, url } = await startDemoServer());
@@ -53,11 +35,6 @@ async function open(viewport = { width: 1200, height: 900 }) {
   await page.goto(url);
   await page.waitForFunction(() => window.demo?.agent);
   return { page, problems };
-}
-
-async function ask(page, text) {
-  await page.fill('#input', text);
-  await page.press('#input', 'Enter');
 }
 
 const idle = (page) => page.waitForFunction(() => !window.demo.agent.state.isStreaming && document.querySelector('#send').textContent === 'Send', null, { timeout: 20000 });

@@ -1,0 +1,39 @@
+// The demo's own server (www/server.mjs) for the browser tests of the page, and the few
+// page steps they share.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '../helpers.mjs';
+
+/** Starts www/server.mjs on a free port; resolves to { child, url } (url ends with "/"). */
+export async function startDemoServer(args = [], env = {}) {
+  const child = spawn(process.execPath, [join(repoRoot, 'www/server.mjs'), '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
+  const address = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/http:\/\/\S+\//);
+      if (m) resolve(m[0]);
+    });
+    child.on('exit', (code) => reject(new Error(`demo server exited with ${code}`)));
+  });
+  return { child, url: address };
+}
+
+/** Types `text` into the composer and presses Enter (Send, or Steer while a run goes on). */
+export async function ask(page, text) {
+  await page.fill('#input', text);
+  await page.press('#input', 'Enter');
+}
+
+/** Types `text` into the composer and queues it with the Follow-up button. */
+export async function followUp(page, text) {
+  await page.fill('#input', text);
+  await page.click('#follow-up');
+}
+
+/** Each user message of the transcript as { who, body } (the label as written, not as styled). */
+export const userMessages = (page) =>
+  page.$$eval('#transcript .msg.user', (els) => els.map((e) => ({ who: e.querySelector('.who').textContent, body: e.querySelector('.body').textContent })));
