@@ -116,18 +116,19 @@ const agent = new Agent({
 const transcript = $('transcript');
 let bubble = null; // the assistant message being streamed: { root, thinking, text, cards, raw }
 const cards = new Map(); // toolCallId -> { root, args, status, output, started }
-const queued = new Map(); // queued message object -> its queue entry
-const queuedText = new Map(); // a queued message's text -> its queue entry (Worker backend)
+const queued = new Map(); // a message queued on the page's agent -> { kind, entry } (its row in the queue)
 let turnUsage = null;
+const WHO = { steer: 'You (steering)', 'follow-up': 'You (follow-up)' };
 
 function scrollDown() {
   transcript.scrollTop = transcript.scrollHeight;
 }
 
-function userBubble(message) {
-  const li = el('li', 'msg user');
+/** A user message; `kind` is how it was queued ('steer' or 'follow-up'), if it was. */
+function userBubble(message, kind) {
+  const li = el('li', kind ? `msg user ${kind}` : 'msg user');
   const body = typeof message.content === 'string' ? message.content : message.content.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
-  li.append(el('div', 'who', queued.has(message) ? 'You (steering)' : 'You'), el('div', 'body', body));
+  li.append(el('div', 'who', WHO[kind] ?? 'You'), el('div', 'body', body));
   transcript.append(li);
 }
 
@@ -174,21 +175,21 @@ function showArgs(card, args) {
 
 const textOf = (result) => (result?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
 
-function onEvent(event) {
+/** Shows one event of a run: of the page's agent, or (`remote`) of the Worker's session. */
+function onEvent(event, remote = false) {
   switch (event.type) {
     case 'agent_start':
       turnUsage = null;
+      if (remote) worker.prompted = false;
       break;
     case 'message_start':
       if (event.message.role === 'user') {
-        userBubble(event.message);
-        const said = typeof event.message.content === 'string' ? event.message.content : textOf(event.message);
-        const entry = queued.get(event.message) ?? queuedText.get(said);
-        if (entry) {
-          entry.remove();
-          queued.delete(event.message);
-          queuedText.delete(said);
-        }
+        // The page's agent delivers the very message object it was given; the Worker's
+        // arrives as JSON, so it is known by its text.
+        const delivered = remote ? deliveredToWorker(event.message) : queued.get(event.message);
+        queued.delete(event.message);
+        userBubble(event.message, delivered?.kind);
+        delivered?.entry?.remove();
       } else if (event.message.role === 'assistant') {
         bubble = assistantBubble();
       }
@@ -332,17 +333,19 @@ function setBusy(busy) {
   }
 }
 
+/** Queues `text` as a steering message (`kind` 'steer') or a follow-up ('follow-up'). */
 function enqueue(kind, text) {
   const message = { role: 'user', content: text, timestamp: Date.now() };
   const entry = el('li', `queued ${kind}`);
   entry.append(el('span', 'badge', kind === 'steer' ? 'steering · queued' : 'follow-up · queued'), el('span', '', text));
   $('queue').append(entry);
   if (worker.on) {
-    queuedText.set(text, entry);
+    worker.sent.push({ text, kind, entry });
+    sessionStorage.setItem(SENT_STORE, JSON.stringify(worker.sent.map((s) => ({ text: s.text, kind: s.kind }))));
     post(kind === 'steer' ? '/steer' : '/follow-up', { text });
     return;
   }
-  queued.set(message, entry);
+  queued.set(message, { kind, entry });
   if (kind === 'steer') agent.steer(message);
   else agent.followUp(message);
 }
@@ -350,7 +353,28 @@ function enqueue(kind, text) {
 // --- Worker backend: the agent runs in a Durable Object (examples/worker) ---------------
 
 const SESSION_STORE = 'pi-agent-wasm-demo-session';
-const worker = { on: false, running: false, source: undefined, id: undefined };
+// The messages this tab queued on its session, in order, as { text, kind }: kept for the tab,
+// so a reload, which replays the session's events, labels them again.
+const SENT_STORE = 'pi-agent-wasm-demo-sent';
+const worker = {
+  on: false, running: false, source: undefined, id: undefined,
+  sent: JSON.parse(sessionStorage.getItem(SENT_STORE) ?? '[]'), // + `entry` (the queue's row) and `delivered` on this page
+  prompted: false, // whether the current run's first user message (its prompt) has come
+};
+
+/** What the Worker's user message was queued as ({ kind, entry }), or undefined for a prompt.
+ * The first user message of a run is its prompt; a later one is the first message this tab
+ * queued with its text that has not come yet. */
+function deliveredToWorker(message) {
+  if (!worker.prompted) {
+    worker.prompted = true;
+    return undefined;
+  }
+  const said = typeof message.content === 'string' ? message.content : textOf(message);
+  const sent = worker.sent.find((s) => !s.delivered && s.text === said);
+  if (sent) sent.delivered = true;
+  return sent;
+}
 
 /** This tab's session id, made (and kept for reloads) on first use of the Worker backend. */
 function sessionId() {
@@ -384,7 +408,7 @@ function followWorker() {
       setBusy(true);
     }
     inspect(event);
-    onEvent(event);
+    onEvent(event, true);
     if (event.type === 'agent_end') {
       worker.running = false;
       setBusy(false);

@@ -1,13 +1,14 @@
 // The demo page's "Worker backend" mode in headless Chromium (Debian's): the session runs in
 // examples/worker (bundled by wrangler, run by workerd through Miniflare), the demo server
 // relays /worker to it, and the page sends a prompt over HTTP and follows the session's
-// events. After a reload the page shows the conversation again, each message once.
+// events. After a reload the page shows the conversation again, each message once. Queued
+// messages are labelled by their kind, live and after a reload.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { launchChromium } from './helpers.mjs';
 import { bundleExample, runExample } from './shared/example-worker.mjs';
-import { startDemoServer } from './shared/demo-server.mjs';
+import { startDemoServer, ask, followUp, userMessages } from './shared/demo-server.mjs';
 
 let out;
 let mf;
@@ -65,7 +66,8 @@ test('demo: the Worker backend runs a session over HTTP; live events, and a relo
   assert.deepEqual(again, types);
   assert.equal(await page.$$eval('.msg.user', (els) => els.length), 1);
   // The replayed card is the one shown live: status, duration, arguments and result. (The
-  // calculator takes about 0 ms, measured or replayed.)
+  // calculator takes about 0 ms, measured or replayed: a slow tool's replayed duration is
+  // checked in the labels test below.)
   assert.deepEqual(await page.$$eval('.card', (els) => els.map((e) => e.className + ' ' + e.textContent)), card);
   assert.match(await page.$$eval('.msg.assistant .body', (els) => els.at(-1).textContent), /391/);
 
@@ -89,6 +91,45 @@ test('demo: the Worker backend runs a session over HTTP; live events, and a relo
   await page.click('#abort');
   await page.waitForFunction(() => !window.demo.worker.running, null, { timeout: 20000 });
   assert.ok(await page.$$eval('.error.aborted', (els) => els.length) >= 1, 'the aborted answer is shown');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('demo: the Worker backend labels a steering message steering and a follow-up follow-up, live and after a reload', async () => {
+  const context = await browser.newContext(); // a tab of its own: a new session
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => window.demo?.worker);
+  await page.click('#settings-toggle');
+  await page.selectOption('#preset', 'worker');
+  await ask(page, 'run a slow long task');
+  await page.waitForFunction(() => /step 1 of 5/.test(document.querySelector('.card-progress')?.textContent ?? ''), null, { timeout: 20000 });
+  await ask(page, 'Also mention the weather.'); // Enter during a run steers
+  await followUp(page, 'hello again');
+  assert.deepEqual(await page.$$eval('#queue li .badge', (els) => els.map((e) => e.textContent)), ['steering · queued', 'follow-up · queued']);
+  await page.waitForFunction(() => !window.demo.worker.running && document.querySelectorAll('#events li[data-type=agent_end]').length === 1, null, { timeout: 30000 });
+  assert.equal(await page.$$eval('#queue li', (els) => els.length), 0, 'both delivered');
+  const labelled = [
+    { who: 'You', body: 'run a slow long task' },
+    { who: 'You (steering)', body: 'Also mention the weather.' },
+    { who: 'You (follow-up)', body: 'hello again' },
+  ];
+  assert.deepEqual(await userMessages(page), labelled);
+  const answers = await page.$$eval('.msg.assistant .body', (els) => els.map((e) => e.textContent));
+  assert.match(answers.at(-2), /Noted your message: “Also mention the weather\.”/, 'steered into the summary of the results');
+  assert.match(answers.at(-1), /scripted demo model/, 'the follow-up answered in a turn of its own');
+
+  // A reload replays the session: the same labels, and the slow tool's card as it was, with
+  // the seconds the loop measured rather than the moment the replay took.
+  const types = await page.$$eval('#events li', (els) => els.map((e) => e.dataset.type));
+  const cards = await page.$$eval('.card', (els) => els.map((e) => e.className + ' ' + e.textContent));
+  assert.match(cards.join(), /long_task.*done · [1-9]\d{3,}(\.\d+)? ms/);
+  await page.reload();
+  await page.waitForFunction((n) => document.querySelectorAll('#events li').length >= n, types.length, { timeout: 20000 });
+  assert.deepEqual(await userMessages(page), labelled);
+  assert.deepEqual(await page.$$eval('.card', (els) => els.map((e) => e.className + ' ' + e.textContent)), cards);
   assert.deepEqual(problems, []);
   await context.close();
 });
