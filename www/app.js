@@ -6,6 +6,35 @@ import { demoTools } from './tools.js';
 import { renderMarkdown } from './markdown.js';
 
 const $ = (id) => document.getElementById(id);
+
+/**
+ * Keeps a scrolling panel at its end as content arrives, unless the user has scrolled up from
+ * it; scrolled back to the end, it follows again. Returns `follow`, to call after adding
+ * content (also called when the panel itself changes size).
+ */
+function stickToEnd(panel) {
+  let pinned = true;
+  let held = false; // a pointer is down on the panel (dragging its scroll bar, selecting text)
+  let lastTop = panel.scrollTop;
+  const atEnd = () => panel.scrollHeight - panel.scrollTop - panel.clientHeight <= 2;
+  const follow = () => {
+    if (pinned && !held) panel.scrollTop = panel.scrollHeight;
+    lastTop = panel.scrollTop;
+  };
+  panel.addEventListener('scroll', () => {
+    // Only a move up leaves the end: content arriving or the panel shrinking is no reason to.
+    if (atEnd()) pinned = true;
+    else if (panel.scrollTop < lastTop - 1) pinned = false;
+    lastTop = panel.scrollTop;
+  }, { passive: true });
+  // Known before the scroll itself, which new content could otherwise undo before its event.
+  panel.addEventListener('wheel', (e) => { if (e.deltaY < 0) pinned = false; }, { passive: true });
+  panel.addEventListener('keydown', (e) => { if (['ArrowUp', 'PageUp', 'Home'].includes(e.key)) pinned = false; });
+  panel.addEventListener('pointerdown', () => { held = true; });
+  for (const type of ['pointerup', 'pointercancel']) addEventListener(type, () => { held = false; }, true);
+  new ResizeObserver(follow).observe(panel);
+  return follow;
+}
 const el = (tag, className, text) => {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -118,11 +147,10 @@ let bubble = null; // the assistant message being streamed: { root, thinking, te
 const cards = new Map(); // toolCallId -> { root, args, status, output, started }
 const queued = new Map(); // a message queued on the page's agent -> { kind, entry } (its row in the queue)
 let turnUsage = null;
+// Whatever changes in the conversation (a message, streamed text, a tool card, the usage
+// line) keeps it at its end, unless the user has scrolled up.
+new MutationObserver(stickToEnd(transcript)).observe(transcript, { childList: true, subtree: true, characterData: true });
 const WHO = { steer: 'You (steering)', 'follow-up': 'You (follow-up)' };
-
-function scrollDown() {
-  transcript.scrollTop = transcript.scrollHeight;
-}
 
 /** A user message; `kind` is how it was queued ('steer' or 'follow-up'), if it was. */
 function userBubble(message, kind) {
@@ -151,7 +179,6 @@ function renderText() {
     if (!bubble) return;
     bubble.rendered = 0;
     bubble.text.innerHTML = renderMarkdown(bubble.raw);
-    scrollDown();
   });
 }
 
@@ -220,7 +247,6 @@ function onEvent(event, remote = false) {
           card.status.textContent = 'waiting';
         }
       }
-      scrollDown();
       break;
     }
     case 'message_end': {
@@ -279,6 +305,7 @@ function onEvent(event, remote = false) {
 // --- Event inspector ------------------------------------------------------------------
 
 const events = $('events');
+const followEvents = stickToEnd(events); // not on every change: an event opened by a click stays put
 let t0 = 0;
 const counts = new Map();
 const MAX_EVENTS = 3000;
@@ -305,6 +332,7 @@ function inspect(event) {
   applyFilter(li);
   events.append(li);
   while (events.childElementCount > MAX_EVENTS) events.firstElementChild.remove();
+  followEvents();
   $('event-summary').textContent = [...counts].map(([k, v]) => `${k} ${v}`).join(' · ');
 }
 
@@ -315,7 +343,10 @@ function applyFilter(li) {
 }
 
 function initInspector() {
-  const refilter = () => { for (const li of events.children) applyFilter(li); };
+  const refilter = () => {
+    for (const li of events.children) applyFilter(li);
+    followEvents();
+  };
   $('event-filter').addEventListener('input', refilter);
   $('hide-updates').addEventListener('change', refilter);
 }

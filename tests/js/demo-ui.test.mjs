@@ -1,6 +1,7 @@
 // The demo page (www/) in headless Chromium (Debian's, via playwright-core), local mode with
 // the server's scripted model: what the page shows around a run. Queued messages are
-// labelled by their kind. (The Worker backend's labels are in demo-worker.test.mjs.)
+// labelled by their kind; the conversation and the event inspector follow new content
+// unless the user has scrolled up. (The Worker backend's labels are in demo-worker.test.mjs.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchChromium } from './helpers.mjs';
@@ -32,6 +33,8 @@ async function open(viewport = { width: 1200, height: 900 }) {
 }
 
 const idle = (page) => page.waitForFunction(() => !window.demo.agent.state.isStreaming && document.querySelector('#send').textContent === 'Send', null, { timeout: 20000 });
+/** Two animation frames: what the page does after a DOM change (observers, layout) is done. */
+const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 
 test('demo: a queued steering message is labelled steering, and a follow-up follow-up', async () => {
   const { page, problems } = await open();
@@ -52,6 +55,88 @@ test('demo: a queued steering message is labelled steering, and a follow-up foll
   const answers = await page.$$eval('.msg.assistant .body', (els) => els.map((e) => e.textContent));
   assert.match(answers.at(-2), /Noted your message: “also mention cats”/);
   assert.match(answers.at(-1), /scripted demo model/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+/** Where a scrolling panel stands: `gap`, how far its end is below what shows; `hidden`, how
+ * far the last shown item of `last` reaches below the panel's visible part (<= 0: all of it
+ * shows). */
+const panel = (page, selector, last) =>
+  page.$eval(selector, (box, last) => {
+    const item = [...box.querySelectorAll(last)].filter((e) => e.getClientRects().length > 0).at(-1);
+    const bottom = box.getBoundingClientRect().top + box.clientTop + box.clientHeight;
+    return {
+      top: box.scrollTop,
+      height: box.scrollHeight,
+      overflows: box.scrollHeight > box.clientHeight + 50,
+      gap: box.scrollHeight - box.scrollTop - box.clientHeight,
+      hidden: item ? item.getBoundingClientRect().bottom - bottom : Infinity,
+      text: item?.textContent ?? '',
+    };
+  }, last);
+const PANELS = {
+  conversation: ['#transcript', '.msg .footer'],
+  inspector: ['#events', 'li'],
+};
+
+/** Both panels are at their end, and their last items (the last usage line, the last event) show whole. */
+async function atEnd(page, runs) {
+  await settle(page);
+  const conversation = await panel(page, ...PANELS.conversation);
+  assert.ok(conversation.overflows, 'the conversation is longer than its panel');
+  assert.ok(conversation.gap <= 1, `the conversation is scrolled to its end (${conversation.gap} px short)`);
+  assert.match(conversation.text, /tokens in \d+ · out \d+/);
+  assert.ok(conversation.hidden <= 0.5, `the last usage line shows whole (${conversation.hidden} px of it hidden)`);
+  const inspector = await panel(page, ...PANELS.inspector);
+  assert.ok(inspector.overflows, 'the events are longer than their panel');
+  assert.ok(inspector.gap <= 1, `the inspector is scrolled to its end (${inspector.gap} px short)`);
+  assert.match(inspector.text, /agent_end/);
+  assert.ok(inspector.hidden <= 0.5, `the last event shows whole (${inspector.hidden} px of it hidden)`);
+  assert.equal(await page.$$eval('#events li[data-type=agent_end]', (els) => els.length), runs);
+}
+
+/** Turns the mouse wheel over `selector` by `dy` and waits until the panel has scrolled. */
+async function wheel(page, selector, dy) {
+  const box = await page.locator(selector).boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  const before = await page.$eval(selector, (e) => e.scrollTop);
+  await page.mouse.wheel(0, dy);
+  await page.waitForFunction(([s, before, up]) => {
+    const e = document.querySelector(s);
+    return up ? e.scrollTop < before - 100 : e.scrollHeight - e.scrollTop - e.clientHeight <= 1;
+  }, [selector, before, dy < 0]);
+}
+
+test('demo: the conversation and the inspector follow new content to its last line, unless the user has scrolled up', async () => {
+  const { page, problems } = await open({ width: 1000, height: 600 });
+  await ask(page, 'what is 17*23, and what time is it?');
+  await idle(page);
+  await ask(page, 'what is 6*7 and what time is it?');
+  await idle(page);
+  await atEnd(page, 2);
+
+  // Scrolled up in both: a new run adds to both, and neither moves.
+  const held = {};
+  for (const [name, [selector, last]] of Object.entries(PANELS)) {
+    await wheel(page, selector, -400);
+    held[name] = await panel(page, selector, last);
+  }
+  await ask(page, 'what is 2*3?');
+  await idle(page);
+  await settle(page);
+  for (const [name, [selector, last]] of Object.entries(PANELS)) {
+    const now = await panel(page, selector, last);
+    assert.ok(now.height > held[name].height, `${name}: the run added to it`);
+    assert.ok(now.top <= held[name].top + 1, `${name}: stays where the user scrolled (${held[name].top} -> ${now.top})`);
+    assert.ok(now.gap > 100, `${name}: not pulled to its end`);
+  }
+
+  // Back at the end in both: they follow again.
+  for (const [selector] of Object.values(PANELS)) await wheel(page, selector, 100000);
+  await ask(page, 'what is 8*9?');
+  await idle(page);
+  await atEnd(page, 4);
   assert.deepEqual(problems, []);
   await page.close();
 });
