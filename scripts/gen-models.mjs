@@ -108,9 +108,22 @@ export function generate() {
 
   const dts = [
     header,
+    '',
+    '/**',
+    ` * pi-ai's model catalogue (${sourcePackage} ${pkg.version}) for the APIs the built-in`,
+    ' * `streamSimple` speaks, as data: `getModel`, `getModels` and `getProviders` as in pi-ai\'s',
+    ' * compat module, typed so that an unknown provider or model id does not compile, and one',
+    ' * named export per provider (`OPENAI_MODELS`, ...), so a bundle carries only the providers',
+    ' * it imports. A subpath of its own: the main entry carries none of it.',
+    ' *',
+    ' * @module pi-agent-wasm/models',
+    ' */',
     "import type { Model } from './index.js';",
     '',
-    '/** The model ids of each provider, each with its `api`. */',
+    '/**',
+    ' * The catalogue as types: each provider\'s model ids, each with its `api`. It types',
+    ' * {@link getModel}; there is no value of it.',
+    ' */',
     'export interface BuiltinModels {',
   ];
   for (const { provider, models } of catalogue) {
@@ -121,7 +134,9 @@ export function generate() {
   dts.push(
     '}',
     '',
+    '/** A provider of the catalogue. */',
     'export type BuiltinProvider = keyof BuiltinModels;',
+    '/** A model id of provider `P`. */',
     'export type BuiltinModelId<P extends BuiltinProvider> = keyof BuiltinModels[P] & string;',
     '/** The `api` of one model, or of all a provider\'s models. */',
     'export type BuiltinModelApi<P extends BuiltinProvider, M extends BuiltinModelId<P> = BuiltinModelId<P>> = BuiltinModels[P][M] & string;',
@@ -130,15 +145,20 @@ export function generate() {
     '',
   );
   for (const { provider, name } of catalogue) {
+    dts.push(`/** Provider ${str(provider)}'s chat models by id (${sourcePackage} ${pkg.version}). */`);
     dts.push(`export declare const ${name}: BuiltinProviderModels<${str(provider)}>;`);
   }
   dts.push(
     '',
-    '/** The model (pi-ai compat `getModel`); an unknown id is a compile error, and `undefined` at run time. */',
+    '/**',
+    ' * The model object (pi-ai compat `getModel`); an unknown id is a compile error, and',
+    ' * `undefined` at run time. Unlike pi-ai\'s, an inherited name such as `"constructor"` is',
+    ' * unknown too.',
+    ' */',
     'export declare function getModel<P extends BuiltinProvider, M extends BuiltinModelId<P>>(provider: P, modelId: M): Model<BuiltinModelApi<P, M>>;',
-    "/** A provider's models (pi-ai compat `getModels`). */",
+    "/** A provider's models in catalogue order (pi-ai compat `getModels`); `[]` for an unknown provider. */",
     'export declare function getModels<P extends BuiltinProvider>(provider: P): Model<BuiltinModelApi<P>>[];',
-    '/** The providers with at least one model (pi-ai compat `getProviders`). */',
+    '/** The providers with at least one model, sorted by id (pi-ai compat `getProviders`). */',
     'export declare function getProviders(): BuiltinProvider[];',
     '',
   );

@@ -1,22 +1,42 @@
 // Agent sessions on Cloudflare Durable Objects. Not in pi.
+
+/**
+ * Agent sessions on Cloudflare Durable Objects, and the server side of `streamProxy`, for
+ * Workers. Not in pi. Each session is an `Agent` in its own Durable Object: the key stays in
+ * the Worker's secrets, the conversation outlives any request, clients follow it as
+ * Server-Sent Events, and a run cut off by an eviction or a deploy resumes from its last
+ * checkpoint.
+ *
+ * @module pi-agent-wasm/cloudflare
+ */
 import type { AgentOptions, Model } from "./index.js";
 
-/** The parts of a Durable Object's state a session uses. */
+/** The parts of a Durable Object's state (`ctx`) a session uses: its storage. */
 export interface SessionObjectState {
+  /** The Durable Object's transactional storage, as far as a session uses it. */
   storage: {
+    /** The value stored under `key`. */
     get<T = unknown>(key: string): Promise<T | undefined>;
+    /** Stores the entries, in one batch. */
     put(entries: Record<string, unknown>): Promise<void>;
+    /** Deletes the keys; resolves with how many existed. */
     delete(keys: string[]): Promise<number>;
+    /** Deletes everything. */
     deleteAll(): Promise<void>;
+    /** The entries in key order, optionally under a prefix and from a start key. */
     list<T = unknown>(options?: { prefix?: string; start?: string }): Promise<Map<string, T>>;
+    /** Sets the object's alarm. */
     setAlarm(time: number | Date): Promise<void>;
+    /** Cancels the object's alarm. */
     deleteAlarm(): Promise<void>;
   };
 }
 
 /** A Durable Object namespace, as the Worker's binding gives it. */
 export interface SessionNamespace {
+  /** The id of the object named `name`. */
   idFromName(name: string): unknown;
+  /** The stub of the object with that id, to send it requests. */
   get(id: any): { fetch(request: Request): Promise<Response> };
 }
 
@@ -31,11 +51,19 @@ export interface SessionNamespace {
  * JSON `{ error, detail? }` with a 4xx status.
  */
 export declare class AgentSession<Env = unknown> {
+  /** Called by the Workers runtime with the object's state and the Worker's environment. */
   constructor(ctx: SessionObjectState, env: Env);
+  /** The Worker's environment (bindings and secrets). */
   readonly env: Env;
-  /** The session's `Agent` options: tools, model, hooks, `getApiKey` (from the Worker's secrets). */
+  /**
+   * The session's `Agent` options: tools, model, hooks, `getApiKey` (from the Worker's
+   * secrets). Implement it in the subclass: code, so it is supplied each time the session
+   * is loaded. An `onCheckpoint` here is called after the session saved.
+   */
   agentOptions(env: Env): AgentOptions;
+  /** Answers a session request (`/sessions/:id[/action]`), as forwarded by {@link routeSessions}. */
   fetch(request: Request): Promise<Response>;
+  /** The watchdog alarm: resumes a run this instance does not hold (after an eviction or restart). */
   alarm(): Promise<void>;
 }
 
@@ -44,6 +72,11 @@ export declare class AgentSession<Env = unknown> {
  * paths resolve to `undefined`. With `token`, a request must carry `Authorization: Bearer
  * <token>` (or `?token=`), else it gets 401. With `cors` (an origin, or "*"), pages of that
  * origin may call the API from a browser.
+ *
+ * @param request - The Worker's request.
+ * @param namespace - The Durable Object binding of the {@link AgentSession} subclass.
+ * @param options - `token`: the bearer token requests must carry; `prefix`: the path prefix
+ *   (default `/sessions`); `cors`: the origin allowed to call from a browser, or `"*"`.
  */
 export declare function routeSessions(
   request: Request,
@@ -57,6 +90,11 @@ export declare function routeSessions(
  * must equal `token`; the client names a model by `provider` and `id`, and the server's own
  * object from `models` is used (never the client's `baseUrl` or headers). Other paths resolve
  * to `undefined`. Errors: 401 bad token, 403 model not allowed, 400 malformed, 413 too large.
+ *
+ * @param request - The Worker's request.
+ * @param options - `token`: what the client's `authToken` must equal; `models`: the models
+ *   clients may name; `getApiKey`: the key for a model's request; `path`: the path it
+ *   answers (default `/api/stream`).
  */
 export declare function handleStreamProxy(
   request: Request,

@@ -2,6 +2,17 @@
 // @earendil-works/pi-agent-core 1.6.0 (this file) and @earendil-works/pi-ai 1.6.0 (ai.d.ts),
 // so code typed against pi compiles against this package by changing the import
 // (tests/types/swap checks a pi program both ways; tests/types/compat.ts compares the types).
+// The doc comments are the API reference: scripts/api-docs.mjs renders them into docs/api/.
+
+/**
+ * The agent loop of `@earendil-works/pi-agent-core` 1.6.0 in Rust/WebAssembly, with pi-ai
+ * 1.6.0's data model: the loop functions, the `Agent` class, the built-in `streamSimple`,
+ * `streamProxy`, and the types, which are pi's (switching from pi is changing the import).
+ * The same API in browsers, Cloudflare Workers and Node; the package picks the entry by
+ * export condition. Not in pi: checkpoints and `Agent` snapshots, `ready()` and `SseDecoder`.
+ *
+ * @module pi-agent-wasm
+ */
 
 import type {
   Api,
@@ -151,14 +162,25 @@ export interface AgentToolResult<T = JsonValue | undefined> {
   details: T;
   /** Machine-readable result matching `outputSchema`; not sent to the model. */
   structuredContent?: JsonValue;
+  /** The tool's own usage, if it has one; not part of the conversation's accounting. */
   usage?: Usage;
-  /** Reports failure without throwing. */
+  /** Reports failure without throwing: the model sees `content` as an error result. */
   isError?: boolean;
   /** When every result of a batch sets this, the run stops after the batch. */
   terminate?: boolean;
 }
 
+/**
+ * The callback a tool's `execute` receives to report partial results; each call emits a
+ * `tool_execution_update` event. Calls after the tool settled are ignored.
+ */
 export type AgentToolUpdateCallback<T = any> = (partialResult: AgentToolResult<T>) => void;
+/**
+ * How the tool calls of one assistant message run: `"sequential"`, each prepared, run and
+ * finished before the next; `"parallel"`, prepared one by one, then the allowed ones run
+ * concurrently (`tool_execution_end` in completion order, the tool result messages in the
+ * order of the calls).
+ */
 export type ToolExecutionMode = "sequential" | "parallel";
 
 /**
@@ -167,12 +189,17 @@ export type ToolExecutionMode = "sequential" | "parallel";
  * and `AgentTool<any>` gives `any`).
  */
 export interface AgentTool<TParameters extends object = object, TDetails = any> extends Tool<TParameters> {
+  /** A human-readable name, for UI. */
   label: string;
   /** Adjusts raw arguments before validation. */
   prepareArguments?: (args: unknown) => AgentToolParams<TParameters>;
   /** JSON Schema of `structuredContent` in successful results. */
   outputSchema?: object;
-  /** Throw on failure, or return a result with `isError: true`. */
+  /**
+   * Runs the call with the validated arguments. Throw on failure, or return a result with
+   * `isError: true`; either way the model gets an error result. `onUpdate` reports partial
+   * results.
+   */
   execute: (
     toolCallId: string,
     params: AgentToolParams<TParameters>,
@@ -185,15 +212,20 @@ export interface AgentTool<TParameters extends object = object, TDetails = any> 
    * call gets an error result saying it was interrupted.
    */
   replay?: "never" | "safe";
+  /** This tool's execution mode, over the loop's `toolExecution`. */
   executionMode?: ToolExecutionMode;
 }
 
 /** A tool call block of an assistant message. */
 export type AgentToolCall = ToolCall;
 
+/** What {@link runToolCall} resolves with: the call, its final result (after the hooks), and whether it failed. */
 export interface AgentToolCallOutcome {
+  /** The call that ran. */
   toolCall: AgentToolCall;
+  /** The final result, after `afterToolCall`. */
   result: AgentToolResult<any>;
+  /** Whether the call failed. */
   isError: boolean;
   /** Milliseconds `execute()` took; absent when the tool did not run. */
   durationMs?: number;
@@ -209,68 +241,127 @@ export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessag
 
 /** The context a loop runs on. */
 export interface AgentContext {
+  /** The transcript so far; its system messages carry the prompt and tool declarations. */
   messages: AgentMessage[];
+  /** The tools the run may execute. */
   tools?: AgentTool<any>[];
 }
 
 // ---------------------------------------------------------------------------------------
 // Loop configuration
 
+/**
+ * How many queued messages a poll takes: `"all"` of them, or `"one-at-a-time"` (the oldest;
+ * the rest wait for later polls).
+ */
 export type QueueMode = "all" | "one-at-a-time";
 
+/** What `beforeToolCall` may return. */
 export interface BeforeToolCallResult {
+  /** `true`: the tool does not run, and the call gets an error result. */
   block?: boolean;
+  /** The text of a blocked call's error result (a default text when absent or empty). */
   reason?: string;
+  /** For a blocked call: stop after this batch when every result of the batch says so. */
   terminate?: boolean;
 }
+/**
+ * What `afterToolCall` may return: fields that replace the executed result's, each as a
+ * whole (no deep merge); omitted fields keep their values. A `content` given without
+ * `structuredContent` drops the structured content.
+ */
 export interface AfterToolCallResult {
+  /** Replaces the result's content. */
   content?: (TextContent | ImageContent)[];
+  /** Replaces the result's details. */
   details?: unknown;
+  /** Replaces the result's structured content. */
   structuredContent?: JsonValue;
+  /** Replaces the error flag (a non-boolean counts by its truthiness). */
   isError?: boolean;
+  /** Replaces the result's usage. */
   usage?: Usage;
+  /** Replaces the early-termination hint. */
   terminate?: boolean;
 }
+/** What `beforeToolCall` (and `onInterruptedToolCall`) receives. */
 export interface BeforeToolCallContext {
+  /** The assistant message that made the call. */
   assistantMessage: AssistantMessage;
+  /** The call's block from `assistantMessage.content`. */
   toolCall: AgentToolCall;
   /** The validated arguments. */
   args: unknown;
+  /** The context as the call is prepared. */
   context: AgentContext;
 }
+/** What `afterToolCall` receives. */
 export interface AfterToolCallContext {
+  /** The assistant message that made the call. */
   assistantMessage: AssistantMessage;
+  /** The call's block from `assistantMessage.content`. */
   toolCall: AgentToolCall;
+  /** The validated arguments. */
   args: unknown;
   /** The executed result before this hook's overrides. */
   result: AgentToolResult<any>;
+  /** Whether the executed result counts as an error. */
   isError: boolean;
+  /** The context as the call is finished. */
   context: AgentContext;
 }
+/** What `finishTurn` and `prepareNextTurn` receive: the turn that just completed. */
 export interface AgentTurnContext {
+  /** The assistant message of the turn. */
   message: AssistantMessage;
+  /** The turn's tool result messages. */
   toolResults: ToolResultMessage[];
+  /** The context with the turn's messages appended. */
   context: AgentContext;
+  /** The messages the run would return if it ended now (a prompt run's prompts included). */
   newMessages: AgentMessage[];
 }
+/** What `prepareNextTurn` receives: the turn that just completed ({@link AgentTurnContext}). */
 export interface PrepareNextTurnContext extends AgentTurnContext {}
+/** What {@link FinishTurn} may decide: `"end"` the run now, or `"continue"` with one more request. */
 export type AgentTurnDecision = { action: "continue" } | { action: "end" };
+/**
+ * Called after a turn's assistant message and tool results, before `turn_end`.
+ * `{ action: "end" }` ends the run without polling the queues; `{ action: "continue" }`
+ * makes sure one more request follows; `undefined` keeps the normal course. A response that
+ * failed or was aborted ends the run whatever this returns.
+ */
 export type FinishTurn = (
   turn: AgentTurnContext,
   signal?: AbortSignal,
 ) => AgentTurnDecision | void | Promise<AgentTurnDecision | undefined> | Promise<void>;
+/** What `prepareNextTurn` may return: replacements for the next turn, and messages to add. */
 export interface AgentLoopTurnUpdate {
+  /** The context for the next request. */
   context?: AgentContext;
+  /** Messages appended before the next request, with their events. */
   messages?: AgentMessage[];
+  /** The model for the next request. */
   model?: Model<any>;
+  /** The thinking level for the next request. */
   thinkingLevel?: ThinkingLevel;
 }
+/** What {@link PrepareRequest} may return: the context, model and thinking level from this request on. */
 export type AgentRequestUpdate = Omit<AgentLoopTurnUpdate, "messages">;
+/** What {@link PrepareRequest} receives: the state the request is about to be made with. */
 export interface PrepareRequestContext {
+  /** The context, pending messages appended. */
   context: AgentContext;
+  /** The model of the request. */
   model: Model<any>;
+  /** The thinking level of the request. */
   thinkingLevel: ThinkingLevel;
 }
+/**
+ * Called right before every model request of the run, the first included, once pending
+ * messages were appended. What it returns replaces the context, model or thinking level for
+ * this request and later ones.
+ */
 export type PrepareRequest = (
   request: PrepareRequestContext,
   signal?: AbortSignal,
@@ -279,22 +370,36 @@ export type PrepareRequest = (
 type MaybePromise<T> = T | Promise<T>;
 
 /**
- * The loop's configuration: the stream options (passed on to the stream function) and the
- * hooks. Hooks may return plain values or Promises (pi declares Promises for some; both work).
+ * The loop's configuration (pi-agent-core 1.6.0's): the stream options, passed on to the
+ * stream function, and the hooks. Hooks may return plain values or Promises (pi declares
+ * Promises for some; both work). A hook that throws rejects the run with what it threw, as
+ * in pi; one that returns a value of the wrong kind (not an array of messages, say) fails
+ * the run with an `invalid_input` error, where pi would pass it on to the provider.
  */
 export interface AgentLoopConfig extends SimpleStreamOptions {
+  /** The model of the run's requests (until a hook replaces it). */
   model: Model<any>;
+  /** Converts the transcript to LLM messages before each request: map or drop app-defined messages. */
   convertToLlm: (messages: AgentMessage[]) => MaybePromise<Message[]>;
+  /** Transforms the transcript before `convertToLlm` (pruning, injected context). */
   transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => MaybePromise<AgentMessage[]>;
+  /** The API key of each request, by provider; when it gives none, `apiKey` is used. */
   getApiKey?: (provider: string) => MaybePromise<string | undefined>;
+  /** Decides after each turn whether the run ends or continues. */
   finishTurn?: FinishTurn;
+  /** Called before every request; may replace the context, model or thinking level. */
   prepareRequest?: PrepareRequest;
+  /** Called after `turn_end` when the run goes on, before the next turn; may replace its state or add messages. */
   prepareNextTurn?: (context: PrepareNextTurnContext) => MaybePromise<AgentLoopTurnUpdate | undefined>;
+  /** Messages to add after the current turn's tool calls (steering), before the next request. */
   getSteeringMessages?: () => MaybePromise<AgentMessage[]>;
+  /** Messages to add when the run would otherwise end; the run then continues. */
   getFollowUpMessages?: () => MaybePromise<AgentMessage[]>;
-  /** Default: `"parallel"`. */
+  /** How a message's tool calls run. Default: `"parallel"`. */
   toolExecution?: ToolExecutionMode;
+  /** Called before a tool runs, after its arguments were validated; may block the call. */
   beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<BeforeToolCallResult | undefined>;
+  /** Called after a tool ran, before its `tool_execution_end`; may override parts of the result. */
   afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => MaybePromise<AfterToolCallResult | undefined>;
   /**
    * Not in pi. Called after every event but streamed updates (`message_update`,
@@ -325,31 +430,48 @@ export declare const CHECKPOINT_VERSION: 1;
  * (`"done"`). `new` counts the transcript's last messages that the run added.
  */
 export interface CheckpointPosition {
+  /** The position's format version. */
   v: 1;
+  /** The stage the run is at. */
   at: "request" | "tools" | "next" | "done";
+  /** How many of the transcript's last messages the run added. */
   new: number;
+  /** The model of the run's next request. */
   model: Model<any>;
+  /** The thinking level of the run's next request. */
   reasoning?: ThinkingLevel;
+  /** The stage's own fields: opaque, read back by this package only. */
   [field: string]: unknown;
 }
 
 /** A run's state after an event: its transcript (the context's messages, then the run's in
  * `message_end` order) and its position. */
 export interface LoopCheckpoint {
+  /** {@link CHECKPOINT_VERSION}. */
   version: 1;
+  /** The run's transcript. */
   messages: AgentMessage[];
+  /** Where the run stands in it. */
   position: CheckpointPosition;
 }
 
 /** An `Agent` as plain data (`agent.snapshot()`), for `new Agent({ restore })`. */
 export interface AgentSnapshot {
+  /** {@link CHECKPOINT_VERSION}. */
   version: 1;
+  /** The transcript. */
   messages: AgentMessage[];
+  /** The agent's model. */
   model: Model<any>;
+  /** The agent's thinking level. */
   thinkingLevel: ThinkingLevel;
+  /** The steering queue's mode. */
   steeringMode: QueueMode;
+  /** The follow-up queue's mode. */
   followUpMode: QueueMode;
+  /** Queued steering messages, those a run took and has not sent included. */
   steering: AgentMessage[];
+  /** Queued follow-up messages, those a run took and has not sent included. */
   followUps: AgentMessage[];
   /** Present while a run is in progress: `resume()` on the restored agent finishes it. */
   position?: CheckpointPosition;
@@ -384,6 +506,12 @@ export declare function agentLoopResume(
 // ---------------------------------------------------------------------------------------
 // Events
 
+/**
+ * An event of a run (pi-agent-core 1.6.0's): `agent_start`; per turn `turn_start`, then
+ * `message_start`, `message_update` (streamed responses) and `message_end` for each message,
+ * `tool_execution_start`/`_update`/`_end` for each tool call, and `turn_end`; last
+ * `agent_end` with the run's messages.
+ */
 export type AgentEvent =
   | { type: "agent_start" }
   | { type: "agent_end"; messages: AgentMessage[] }
@@ -396,6 +524,7 @@ export type AgentEvent =
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; args: any; partialResult: any }
   | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: any; isError: boolean; durationMs?: number };
 
+/** Receives a run's events; the loop awaits what it returns before it goes on. */
 export type AgentEventSink = (event: AgentEvent) => Promise<void> | void;
 
 // ---------------------------------------------------------------------------------------
@@ -404,7 +533,14 @@ export type AgentEventSink = (event: AgentEvent) => Promise<void> | void;
 /** pi's request identity for agent loops; `config.identity` overrides it field by field. */
 export declare const DEFAULT_AGENT_IDENTITY: ClientIdentity;
 
-/** Starts a loop with new prompt messages. Without `streamFn`, the default stream function. */
+/**
+ * Starts a run with new prompt messages and returns its events as a stream, whose `result()`
+ * is the run's new messages (the prompts included). pi-agent-core 1.6.0's `agentLoop`;
+ * events are pushed without waiting for the consumer. Without `streamFn`, the default stream
+ * function ({@link setDefaultStreamFn}: the built-in {@link streamSimple} unless set). Not as
+ * in pi: a run that rejects ends the stream with its error (the iterator throws, `result()`
+ * rejects), where pi's consumers wait forever.
+ */
 export declare function agentLoop(
   prompts: AgentMessage[],
   context: AgentContext,
@@ -413,7 +549,11 @@ export declare function agentLoop(
   streamFn?: StreamFn,
 ): EventStream<AgentEvent, AgentMessage[]>;
 
-/** Continues a loop from the context (its last message must convert to a user or tool result message). */
+/**
+ * {@link agentLoop} continuing from the context without a new prompt (a retry, or after tool
+ * results): its last message must convert to a user or tool result message. Throws when the
+ * context has no messages or ends with an assistant message, as pi does.
+ */
 export declare function agentLoopContinue(
   context: AgentContext,
   config: AgentLoopConfig,
@@ -421,6 +561,13 @@ export declare function agentLoopContinue(
   streamFn?: StreamFn,
 ): EventStream<AgentEvent, AgentMessage[]>;
 
+/**
+ * Runs a loop with new prompt messages, awaiting `emit` for each event (a barrier: the loop
+ * waits for it), and resolves with the run's new messages, the prompts included.
+ * pi-agent-core 1.6.0's `runAgentLoop`; `streamFn` as in {@link agentLoop}. Provider
+ * failures are data (an assistant message with `stopReason` `"error"`); the Promise rejects
+ * with what a hook or `emit` threw.
+ */
 export declare function runAgentLoop(
   prompts: AgentMessage[],
   context: AgentContext,
@@ -430,6 +577,11 @@ export declare function runAgentLoop(
   streamFn?: StreamFn,
 ): Promise<AgentMessage[]>;
 
+/**
+ * {@link runAgentLoop} continuing from the context without a new prompt; resolves with the
+ * messages the run added. Rejects when the context has no messages or ends with an assistant
+ * message, as pi does. Unlike pi, it never appends to the caller's `context.messages`.
+ */
 export declare function runAgentLoopContinue(
   context: AgentContext,
   config: AgentLoopConfig,
@@ -441,34 +593,49 @@ export declare function runAgentLoopContinue(
 /** The `beforeToolCall` and `afterToolCall` hooks of {@link AgentLoopConfig}. */
 export type ToolCallHooks = Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall">;
 
+/** The options of {@link runToolCall}: the tools, the hooks, and what the hooks are given. */
 export interface RunToolCallOptions extends ToolCallHooks {
   /** Tools the call resolves against. */
   tools: readonly AgentTool<any>[];
   /** Passed to the hooks as the message that issued the call. */
   assistantMessage: AssistantMessage;
+  /** Passed to the hooks as the current context. */
   context: AgentContext;
+  /** Aborts the call; an aborted signal is checked first, before the hooks run. */
   signal?: AbortSignal;
+  /** Receives the tool's partial results. */
   onUpdate?: (partialResult: AgentToolResult<any>) => Promise<void> | void;
 }
 
 /**
- * Runs one tool call through the loop's steps (preparation, validation, `beforeToolCall`,
- * execution, `afterToolCall`) without events. Failures come back as `isError: true`.
+ * Runs one tool call through the loop's steps (argument preparation, validation,
+ * `beforeToolCall`, execution, `afterToolCall`) without events or messages, so that a tool
+ * calling another tool goes through the same hooks. pi-agent-core 1.6.0's `runToolCall`.
+ * Never rejects for tool failures: an aborted signal, an unknown tool, invalid arguments, a
+ * blocked call and a thrown error come back as `isError: true`.
  */
 export declare function runToolCall(toolCall: AgentToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome>;
 
-/** Sets the stream function used when a call passes none; `undefined` leaves none. */
+/**
+ * Sets the stream function that the loop functions and new `Agent`s use when given none
+ * (pi-agent-core 1.6.0's). `undefined` leaves none, as pi starts: then they fail with pi's
+ * "No default stream function configured" error. Unlike pi, the built-in
+ * {@link streamSimple} is the default until this is called.
+ */
 export declare function setDefaultStreamFn(streamFn: StreamFn | undefined): void;
-/** The default stream function (the built-in `streamSimple` until set); throws when none is set. */
+/** The default stream function (the built-in `streamSimple` until set); throws pi's error when none is set. */
 export declare function getDefaultStreamFn(): StreamFn;
 /**
  * The built-in stream function for `model.api` `"openai-completions"` (OpenAI and compatible
  * servers), `"openai-responses"`, `"anthropic-messages"` and `"google-generative-ai"`,
  * requested over `fetch` and decoded in wasm. Reads `apiKey`, `signal`, `maxTokens`,
  * `temperature`, `toolChoice`, `reasoning`, `headers`, `identity`, `maxRetries`,
- * `maxRetryDelayMs`, `timeoutMs`, `fetch`, `onPayload`, `onResponse`, `sessionId`,
+ * `maxRetryDelayMs`, `timeoutMs`, `fetch`, `env`, `onPayload`, `onResponse`, `sessionId`,
  * `cacheRetention`, `thinkingBudgets`, `metadata` and `maxEventBytes` from the options (in a
- * loop: from the config). Inside a loop its deltas never cross into JS one by one.
+ * loop: from the config). Inside a loop its deltas never cross into JS one by one. Not in
+ * pi-agent-core; request bodies and events follow pi-ai 1.6.0's `streamSimple`. It never
+ * throws for a failure: HTTP and network errors, malformed events and aborts end the stream
+ * with an error message.
  */
 export declare const streamSimple: {
   streamFn(
@@ -505,6 +672,10 @@ export type ProxyAssistantMessageEvent =
   | { type: "done"; reason: Extract<StopReason, "stop" | "length" | "toolUse">; usage: Usage; providerThinkingLevel?: string }
   | { type: "error"; reason: Extract<StopReason, "aborted" | "error">; errorMessage?: string; usage: Usage; providerThinkingLevel?: string };
 
+/**
+ * The options of {@link streamProxy}: pi's (the proxy URL and token, a signal, and the stream
+ * options sent to the server), plus `fetch` and `timeoutMs`, which are not in pi.
+ */
 export interface ProxyStreamOptions
   extends Pick<
     SimpleStreamOptions,
@@ -533,7 +704,15 @@ export interface ProxyStreamOptions
   proxyUrl: string;
 }
 
-/** A stream function for apps that route model requests through their own server (pi's proxy protocol). */
+/**
+ * pi-agent-core 1.6.0's stream function for apps whose server holds the model key: POSTs
+ * `{ model, context, options }` to `${proxyUrl}/api/stream` with `Authorization: Bearer
+ * <authToken>`, and rebuilds the response from the server's events
+ * ({@link ProxyAssistantMessageEvent}, one JSON per `data:` line). Plain JS over `fetch`: no
+ * WebAssembly involved. On well-formed streams the request and events are pi's; unlike
+ * pi's, it never throws, rejects or hangs (every failure ends the stream with an `error`
+ * event naming the cause), and `authToken` never appears in an event.
+ */
 export declare function streamProxy(model: Model<any>, context: TranscriptContext, options: ProxyStreamOptions): AssistantMessageEventStream;
 
 // ---------------------------------------------------------------------------------------
@@ -555,6 +734,11 @@ export interface SseEvent {
  * returns the events that chunk completed.
  */
 export declare class SseDecoder {
+  /**
+   * Needs the module loaded: Node and Workers load it here; in a browser, `await ready()`
+   * first (else it throws a `wasm_not_ready` error). A decoder made before an engine crash
+   * throws a `wasm_crashed` error: make a new one.
+   */
   constructor();
   /** Feeds one chunk of the body; returns the events it completed, in order. */
   feed(chunk: Uint8Array): SseEvent[];
@@ -578,44 +762,84 @@ export declare class SseDecoder {
 export interface AgentState {
   /** The system prompt the transcript's system messages replay to (read only). */
   readonly systemPrompt: string;
+  /** The model of the next request. */
   model: Model<any>;
+  /** The thinking level of the next request (`"off"`: none). */
   thinkingLevel: ThinkingLevel;
   /** The live array; assigning stores a copy. */
   tools: AgentTool<any>[];
   /** The live transcript; assigning stores a copy. */
   messages: AgentMessage[];
+  /** Whether a run is in progress; true until its `agent_end` listeners settled. */
   readonly isStreaming: boolean;
+  /** The message being streamed, if any. */
   readonly streamingMessage?: AgentMessage;
+  /** The ids of the tool calls running now. */
   readonly pendingToolCalls: ReadonlySet<string>;
+  /** The error message of the last turn that failed or was aborted in the current or last run. */
   readonly errorMessage?: string;
 }
 
+/**
+ * The initial state of an {@link Agent}: model, thinking level, tools, messages, system
+ * prompt. `systemPrompt` and `tools` become the leading system message unless `messages`
+ * starts with one.
+ */
 export type AgentInitialState = Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">>;
 
+/**
+ * The options of `new Agent(options)` (pi-agent-core 1.6.0's). Unlike pi's, `streamFn` is
+ * optional, and `restore`, `onCheckpoint` and `onInterruptedToolCall` are this package's.
+ * The hooks are those of {@link AgentLoopConfig}.
+ */
 export interface AgentOptions {
+  /** The starting state: model, thinking level, tools, messages, system prompt. */
   initialState?: AgentInitialState;
+  /** Converts the transcript to LLM messages; by default keeps the four LLM roles and drops other messages. */
   convertToLlm?: (messages: AgentMessage[]) => MaybePromise<Message[]>;
+  /** Transforms the transcript before `convertToLlm`. */
   transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => MaybePromise<AgentMessage[]>;
-  /** Defaults to the default stream function (this package's built-in `streamSimple`). */
+  /**
+   * Defaults to the default stream function (this package's built-in `streamSimple`, unless
+   * {@link setDefaultStreamFn} changed it); read when the agent is made, which throws when
+   * there is none.
+   */
   streamFn?: StreamFn;
+  /** The API key of each request, by provider. */
   getApiKey?: (provider: string) => MaybePromise<string | undefined>;
+  /** Passed to the stream function: inspects or replaces request bodies. */
   onPayload?: SimpleStreamOptions["onPayload"];
+  /** Passed to the stream function: sees each response's status and headers. */
   onResponse?: SimpleStreamOptions["onResponse"];
+  /** Passed to the stream function: sees each provider event. */
   onProviderStreamEvent?: SimpleStreamOptions["onProviderStreamEvent"];
+  /** Called before each tool runs; may block the call. */
   beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<BeforeToolCallResult | undefined>;
+  /** Called after each tool ran; may override parts of its result. */
   afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => MaybePromise<AfterToolCallResult | undefined>;
+  /** Decides after each turn whether the run ends or continues. */
   finishTurn?: FinishTurn;
+  /** Called before every request; may replace the context, model or thinking level. */
   prepareRequest?: PrepareRequest;
   /** Legacy: receives the run's abort signal, not the turn. */
   prepareNextTurn?: (signal?: AbortSignal) => MaybePromise<AgentLoopTurnUpdate | undefined>;
+  /** Called before each next turn with the completed one; wins over `prepareNextTurn`. */
   prepareNextTurnWithContext?: (context: PrepareNextTurnContext, signal?: AbortSignal) => MaybePromise<AgentLoopTurnUpdate | undefined>;
+  /** How many steering messages a poll takes. Default: `"one-at-a-time"`. */
   steeringMode?: QueueMode;
+  /** How many follow-up messages a poll takes. Default: `"one-at-a-time"`. */
   followUpMode?: QueueMode;
+  /** Passed to the stream function as `sessionId`. */
   sessionId?: string;
+  /** Passed to the stream function as `thinkingBudgets`. */
   thinkingBudgets?: ThinkingBudgets;
+  /** Passed to the stream function as `transport`. Default: `"auto"`. */
   transport?: Transport;
+  /** Passed to the stream function as `maxRetryDelayMs`. */
   maxRetryDelayMs?: number;
+  /** How a message's tool calls run. Default: `"parallel"`. */
   toolExecution?: ToolExecutionMode;
+  /** How requests identify the app, over {@link DEFAULT_AGENT_IDENTITY} field by field. */
   identity?: ClientIdentity;
   /**
    * Not in pi: starts from a snapshot (`agent.snapshot()`, possibly through JSON): its
@@ -637,56 +861,124 @@ export interface AgentOptions {
 /**
  * The stateful wrapper around the loop: owns the transcript and tools, queues steering and
  * follow-up messages, awaits its listeners in order for every event, and exposes abort and
- * idle. pi-agent-core 1.6.0's `Agent`.
+ * idle. pi-agent-core 1.6.0's `Agent`. Its option fields are read when a run starts, so an
+ * assignment applies from the next run. A run that fails (a hook or listener throws, the
+ * stream function is missing) ends with pi's synthetic error message instead of rejecting.
+ * Not as in pi: messages a failed run took from a queue but never sent go back to their
+ * queue, each failure message has its own `usage` object, and the snapshot API
+ * (`snapshot()`, `resume()`, `restore`) is this package's.
  */
 export declare class Agent {
+  /** Converts the transcript to LLM messages before each request. */
   convertToLlm: (messages: AgentMessage[]) => MaybePromise<Message[]>;
+  /** Transforms the transcript before `convertToLlm`. */
   transformContext?: AgentOptions["transformContext"];
+  /** The stream function of the agent's runs. */
   streamFunction: StreamFn;
+  /** The API key of each request, by provider. */
   getApiKey?: AgentOptions["getApiKey"];
+  /** Passed to the stream function. */
   onPayload?: AgentOptions["onPayload"];
+  /** Passed to the stream function. */
   onResponse?: AgentOptions["onResponse"];
+  /** Passed to the stream function. */
   onProviderStreamEvent?: AgentOptions["onProviderStreamEvent"];
+  /** Called before each tool runs; may block the call. */
   beforeToolCall?: AgentOptions["beforeToolCall"];
+  /** Called after each tool ran; may override parts of its result. */
   afterToolCall?: AgentOptions["afterToolCall"];
+  /** Decides after each turn whether the run ends or continues. */
   finishTurn?: FinishTurn;
+  /** Called before every request; may replace the context, model or thinking level. */
   prepareRequest?: PrepareRequest;
+  /** Legacy: receives the run's abort signal, not the turn. */
   prepareNextTurn?: AgentOptions["prepareNextTurn"];
+  /** Called before each next turn with the completed one; wins over `prepareNextTurn`. */
   prepareNextTurnWithContext?: AgentOptions["prepareNextTurnWithContext"];
+  /** Passed to the stream function as `sessionId`. */
   sessionId?: string;
+  /** Passed to the stream function as `thinkingBudgets`. */
   thinkingBudgets?: ThinkingBudgets;
+  /** Passed to the stream function as `transport`. */
   transport: Transport;
+  /** Passed to the stream function as `maxRetryDelayMs`. */
   maxRetryDelayMs?: number;
+  /** How a message's tool calls run. */
   toolExecution: ToolExecutionMode;
+  /** How requests identify the app, over {@link DEFAULT_AGENT_IDENTITY}. */
   identity?: ClientIdentity;
-  /** Not in pi. */
+  /** Not in pi: see {@link AgentOptions.onCheckpoint}. */
   onCheckpoint?: AgentOptions["onCheckpoint"];
-  /** Not in pi. */
+  /** Not in pi: see {@link AgentLoopConfig.onInterruptedToolCall}. */
   onInterruptedToolCall?: AgentOptions["onInterruptedToolCall"];
+  /**
+   * Unlike pi's, `options` may be left out (the default stream function is used). Throws
+   * when no stream function is given and none is set, and, with `restore`, an
+   * `invalid_input` error for a snapshot field of the wrong kind.
+   */
   constructor(options?: AgentOptions);
-  /** Listeners run in subscription order and are awaited: a barrier for the loop. */
+  /**
+   * Adds a listener of every event, with the run's abort signal; returns the function that
+   * removes it. Listeners run in subscription order and are awaited: a barrier for the loop.
+   * The agent is idle only once the `agent_end` listeners settled.
+   */
   subscribe(listener: (event: AgentEvent, signal: AbortSignal) => Promise<void> | void): () => void;
+  /** The agent's state: the same object for the agent's lifetime. */
   get state(): AgentState;
-  /** Accessors, as in pi (and at run time), so subclasses may override them as accessors. */
+  /**
+   * How many steering messages a poll takes. Accessors, as in pi (and at run time), so
+   * subclasses may override them as accessors.
+   */
   get steeringMode(): QueueMode;
   set steeringMode(mode: QueueMode);
+  /** How many follow-up messages a poll takes. */
   get followUpMode(): QueueMode;
   set followUpMode(mode: QueueMode);
+  /** Queues a message to add after the current turn's tool calls, before the next request. */
   steer(message: AgentMessage): void;
+  /** Queues a message to add when the agent would otherwise stop. */
   followUp(message: AgentMessage): void;
+  /** Empties the steering queue. */
   clearSteeringQueue(): void;
+  /** Empties the follow-up queue. */
   clearFollowUpQueue(): void;
+  /** Empties both queues. */
   clearAllQueues(): void;
+  /** Whether either queue holds a message. */
   hasQueuedMessages(): boolean;
+  /** The messages the next poll would take, steering first, without taking them. */
   peekQueuedMessages(): AgentMessage[];
+  /** The abort signal of the run in progress, if any. */
   get signal(): AbortSignal | undefined;
+  /** Aborts the run in progress, if any: it ends with an `"aborted"` message. */
   abort(): void;
+  /** Resolves once the run in progress, and its `agent_end` listeners, are done. */
   waitForIdle(): Promise<void>;
+  /**
+   * Empties the transcript back to its replayed system message, and the queues; the model,
+   * thinking level, tools and hooks stay. Drops a restored run that was not resumed. Throws
+   * while a run is in progress.
+   */
   reset(): void;
+  /**
+   * Starts a run with a message or messages and resolves when the agent is idle again.
+   * Rejects while a run is in progress (queue with `steer()` or `followUp()` then), and on
+   * an agent restored in the middle of a run until `resume()`.
+   */
   prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
+  /** Starts a run with a user message: `input` as its text, then the `images`. */
   prompt(input: string, images?: ImageContent[]): Promise<void>;
+  /**
+   * Continues from the transcript, whose last message must not be an assistant's; after an
+   * assistant message, the queued messages start the run instead (steering first, then
+   * follow-ups), and with none queued it rejects.
+   */
   continue(): Promise<void>;
-  /** Not in pi: the agent as plain data, at any moment, for `new Agent({ restore })`. */
+  /**
+   * Not in pi: the agent as plain data (JSON), at any moment, running or not, for
+   * `new Agent({ ...options, restore })`. A response being streamed is not kept: it is
+   * requested again on resumption, and its usage so far goes to `discardedUsage`.
+   */
   snapshot(): AgentSnapshot;
   /** Not in pi: finishes the run of the snapshot this agent was restored from (nothing when
    * it had none). */
