@@ -2,7 +2,7 @@
 // real server on 127.0.0.1 that fails in one way per row. Every run must end cleanly: the
 // loop's promise settles, the last events are `turn_end` and `agent_end`, the answer is an
 // assistant message naming the cause, and the key appears nowhere. Each row runs twice:
-// with `timeoutMs` (300 ms), which must end every stall by itself, and without it, where
+// with `timeoutMs` (TIMEOUT_MS), which must end every stall by itself, and without it, where
 // `abort()` must end the stalls. Outcomes are asserted, never timings (a stall is signalled
 // by the server, not waited for). Where pi-ai 1.6.0's `streamSimple` defines the error text
 // (HTTP errors), ours must equal it; the matrix with pi-ai's text per row is printed as the
@@ -31,9 +31,10 @@ function garbage(seed, n = 4000) {
   return Buffer.concat([Buffer.from('data: {"'), bytes.subarray(0, n / 2), Buffer.from('\n\ndata: '), bytes.subarray(n / 2), Buffer.from('\n\n')]);
 }
 
-/** Writes `text` in pieces of `size` bytes, one per `gap` ms (each gap well under the timeout). */
-function trickle(res, text, size = 48, gap = 25) {
+/** Writes `text` in `pieces` pieces (cut anywhere, UTF-8 included), one per `gap` ms. */
+function trickle(res, text, pieces, gap) {
   const bytes = Buffer.from(text);
+  const size = Math.ceil(bytes.length / pieces);
   let i = 0;
   const next = () => {
     if (res.destroyed) return;
@@ -68,10 +69,19 @@ const json = (status, body, headers = {}) => (res) => {
   res.end(JSON.stringify(body));
 };
 
+// The slow trickle with timeoutMs: every gap a fifth of it, and so many pieces that the
+// gaps alone add up to twice timeoutMs. A timeout on the whole response (or one that a piece
+// does not restart) cuts this run off; a timeout per gap never fires. (A gap longer than
+// timeoutMs is the "stall mid-stream" row, which must be cut off.)
+const TRICKLE_GAP_MS = TIMEOUT_MS / 5;
+const TRICKLE_PIECES = (2 * TIMEOUT_MS) / TRICKLE_GAP_MS + 1;
+
 /**
- * The rows. `answer(api, req, res, n, stalled)` scripts the server (`stalled()` tells the
- * test a stall began); `options` go into the config; `stalls` rows need `abort()` without
- * `timeoutMs`; `check(last, server, mode)` asserts the outcome; `pi` rows compare the text.
+ * The rows. `answer(api, req, res, n, stalled, mode)` scripts the server (`stalled()` tells
+ * the test a stall began; `mode` is 'timeout', 'abort' or 'pi'); `options` go into the
+ * config; `stalls` rows need `abort()` without `timeoutMs`; `concurrent` rows run the four
+ * APIs at once (they wait on the server, not the CPU); `check(last, server, mode)` asserts the
+ * outcome; `pi` rows compare the text.
  */
 const ROWS = [
   {
@@ -184,8 +194,16 @@ const ROWS = [
   },
   {
     name: 'a slow trickle (every gap under timeoutMs, the whole far over it)',
-    answer: (api, _req, res) => { res.writeHead(200, { 'content-type': 'text/event-stream' }); trickle(res, sseAnswer(api, ANSWER)); },
+    concurrent: true,
+    answer: (api, _req, res, _n, _stalled, mode) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const text = sseAnswer(api, ANSWER);
+      // Without timeoutMs nothing can cut it off: a quick trickle of small pieces will do.
+      if (mode === 'timeout') trickle(res, text, TRICKLE_PIECES, TRICKLE_GAP_MS);
+      else trickle(res, text, Math.ceil(Buffer.byteLength(text) / 48), 25);
+    },
     check: (last) => {
+      // Not cut off: the whole answer, ended by the server, not by the timeout.
       assert.equal(last.stopReason, 'stop', last.errorMessage);
       assert.equal(last.content[0].text, ANSWER);
     },
@@ -205,7 +223,7 @@ function assertClean({ events, messages }) {
 async function runRow(row, api, mode) {
   let stalled;
   const stall = new Promise((resolve) => { stalled = resolve; });
-  const server = await faultServer((req, res, n) => row.answer(api, req, res, n, () => stalled()));
+  const server = await faultServer((req, res, n) => row.answer(api, req, res, n, () => stalled(), mode));
   servers.push(server);
   const model = modelAt(api, server.origin);
   const controller = new AbortController();
@@ -230,7 +248,7 @@ async function runRow(row, api, mode) {
 
 /** pi-ai's streamSimple against the same row (no retries, no timeout): its final message. */
 async function piRow(row, api) {
-  const server = await faultServer((req, res, n) => row.answer(api, req, res, n, () => {}));
+  const server = await faultServer((req, res, n) => row.answer(api, req, res, n, () => {}, 'pi'));
   servers.push(server);
   const result = await piStreamSimple(modelAt(api, server.origin), { messages: [{ role: 'user', content: 'go', timestamp: 1 }] }, { apiKey: KEY, maxRetries: 0 }).result();
   await server.close();
@@ -245,7 +263,7 @@ after(() => {
 
 for (const row of ROWS) {
   test(`fault matrix: ${row.name}, all four APIs, with timeoutMs and without`, { timeout: 30_000 }, async () => {
-    for (const api of Object.keys(APIS)) {
+    const runApi = async (api) => {
       const withTimeout = await runRow(row, api, 'timeout');
       const withAbort = await runRow(row, api, 'abort');
       let pi = '(not compared)';
@@ -254,7 +272,12 @@ for (const row of ROWS) {
         pi = `${theirs.stopReason}: ${theirs.errorMessage?.replaceAll(KEY, '[KEY]')}`;
         if (row.pi) assert.equal(withTimeout.replace(/^error: /, ''), theirs.errorMessage.replaceAll(KEY, '[redacted]'), `${api}: pi-ai's text`);
       }
-      matrix.push(`| ${row.name} | ${api} | ${withTimeout} | ${withAbort} | ${row.stalls ? '(not run: it stalls)' : pi} |`);
-    }
+      return `| ${row.name} | ${api} | ${withTimeout} | ${withAbort} | ${row.stalls ? '(not run: it stalls)' : pi} |`;
+    };
+    const apis = Object.keys(APIS);
+    const lines = [];
+    if (row.concurrent) lines.push(...await Promise.all(apis.map(runApi)));
+    else for (const api of apis) lines.push(await runApi(api));
+    matrix.push(...lines);
   });
 }
