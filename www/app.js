@@ -1,6 +1,7 @@
 // The demo page: a chat over this package's `Agent`, with tool cards, steering, follow-ups,
 // abort, an event inspector and per-turn usage. A readable example of the API: everything
-// the page shows comes from `agent.subscribe` events and `agent.state`.
+// the page shows comes from `agent.subscribe` events and `agent.state`. A real provider's
+// model, with its prices, comes from the package's catalogue (`pi-agent-wasm/models`).
 import { Agent } from 'pi-agent-wasm';
 import { demoTools } from './tools.js';
 import { renderMarkdown } from './markdown.js';
@@ -44,13 +45,16 @@ const el = (tag, className, text) => {
 
 // --- Settings -------------------------------------------------------------------------
 
+// `catalogue`: the provider whose models pi-agent-wasm/models lists (the model's API, limits
+// and prices come from there). The others have no price: the scripted model is not an LLM,
+// a local server is free, and the Worker backend chooses its own model.
 const PRESETS = {
   demo: { label: 'Scripted demo model (offline)', api: 'openai-completions', baseUrl: `${location.origin}/demo/v1`, model: 'demo-scripted', key: false,
     hint: 'A deterministic scripted model served by the demo server: not an LLM. No key needed.' },
-  openai: { label: 'OpenAI', api: 'openai-responses', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', key: true, hint: 'OpenAI Responses API.' },
-  anthropic: { label: 'Anthropic', api: 'anthropic-messages', baseUrl: 'https://api.anthropic.com', model: 'claude-sonnet-4-5', key: true, hint: 'Anthropic Messages API (browser access header sent).' },
-  gemini: { label: 'Google Gemini', api: 'google-generative-ai', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', model: 'gemini-2.5-flash', key: true, hint: 'Gemini streamGenerateContent.' },
-  openrouter: { label: 'OpenRouter', api: 'openai-completions', baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4o-mini', key: true, hint: 'OpenAI-compatible Chat Completions.' },
+  openai: { label: 'OpenAI', api: 'openai-responses', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', key: true, catalogue: 'openai', hint: 'OpenAI Responses API.' },
+  anthropic: { label: 'Anthropic', api: 'anthropic-messages', baseUrl: 'https://api.anthropic.com', model: 'claude-sonnet-4-5', key: true, catalogue: 'anthropic', hint: 'Anthropic Messages API (browser access header sent).' },
+  gemini: { label: 'Google Gemini', api: 'google-generative-ai', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', model: 'gemini-2.5-flash', key: true, catalogue: 'google', hint: 'Gemini streamGenerateContent.' },
+  openrouter: { label: 'OpenRouter', api: 'openai-completions', baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4o-mini', key: true, catalogue: 'openrouter', hint: 'OpenAI-compatible Chat Completions.' },
   worker: { label: 'Worker backend (examples/worker)', api: 'openai-completions', baseUrl: `${location.origin}/worker`, model: 'demo-scripted', key: false,
     hint: 'A session on a Durable Object: run `npx wrangler dev --port 8799` in examples/worker (this server relays /worker to it). The agent runs in the Worker; this page sends prompts, steering and aborts over HTTP and follows the events; a reload shows them again, once.' },
   local: { label: 'Local server (Ollama, llama.cpp)', api: 'openai-completions', baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen2.5:7b', key: false,
@@ -82,6 +86,7 @@ function applyPreset(name) {
   $('model-id').value = p.model;
   $('preset-hint').textContent = p.hint;
   updateModelLabel();
+  updatePriceHint();
 }
 
 function updateModelLabel() {
@@ -103,7 +108,10 @@ function initSettings() {
     applyPreset(e.target.value);
     if (e.target.value === 'worker') resumeWorker();
   });
-  $('model-id').addEventListener('input', updateModelLabel);
+  $('model-id').addEventListener('input', () => {
+    updateModelLabel();
+    updatePriceHint();
+  });
   $('api-key').addEventListener('input', (e) => {
     apiKey = e.target.value;
     if ($('remember').checked) sessionStorage.setItem(KEY_STORE, apiKey);
@@ -119,13 +127,60 @@ function initSettings() {
   });
 }
 
-/** The Agent's model for the current settings. */
-function currentModel() {
+// The catalogue is large (every provider's models): it is loaded when a preset needs it.
+let catalogue;
+const loadCatalogue = () => (catalogue ??= import('pi-agent-wasm/models'));
+
+/** The catalogue's model for the settings, or undefined: a preset without a catalogue, or an
+ * id the catalogue does not know. Rejects when the catalogue cannot be loaded. */
+async function catalogued(s = settings()) {
+  const provider = PRESETS[s.preset].catalogue;
+  return provider === undefined ? undefined : (await loadCatalogue()).getModel(provider, s.modelId);
+}
+
+const NO_COST = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+/**
+ * The Agent's model for the current settings, and how its cost shows: `pricing` is
+ * 'catalogue' (the catalogue's prices: the cost in dollars), 'unknown' (an id the catalogue
+ * does not know: no price, and the page says so) or 'none' (no price to show).
+ */
+async function currentModel() {
   const s = settings();
+  // Without the catalogue (it did not load: the price hint says so), no price is known.
+  const known = await catalogued(s).catch(() => undefined);
+  // As the catalogue describes it (API, limits, reasoning, prices), at the settings' URL.
+  if (known) return { model: { ...known, baseUrl: s.baseUrl }, pricing: 'catalogue' };
   return {
-    id: s.modelId, name: s.modelId, api: s.api, provider: s.preset, baseUrl: s.baseUrl, reasoning: s.thinking !== 'off',
-    input: ['text', 'image'], cost: { input: 1, output: 4, cacheRead: 0.1, cacheWrite: 1 }, contextWindow: 128000, maxTokens: 4096,
+    model: {
+      id: s.modelId, name: s.modelId, api: s.api, provider: s.preset, baseUrl: s.baseUrl, reasoning: s.thinking !== 'off',
+      // Zero: a price nobody published is not shown (nor added up).
+      input: ['text', 'image'], cost: { ...NO_COST }, contextWindow: 128000, maxTokens: 4096,
+    },
+    pricing: PRESETS[s.preset].catalogue === undefined ? 'none' : 'unknown',
   };
+}
+
+/** A price per million tokens: two decimals, or as many as it has. */
+const perMillion = (n) => `$${Number(n.toFixed(2)) === n ? n.toFixed(2) : n}`;
+
+/** Says, under the settings, what a million tokens of the chosen model cost, if known. */
+let priceAsked = 0;
+async function updatePriceHint() {
+  const s = settings();
+  const asked = ++priceAsked;
+  let text = '';
+  if (PRESETS[s.preset].catalogue !== undefined) {
+    try {
+      const known = await catalogued(s);
+      text = known
+        ? `Price from pi-agent-wasm/models: ${perMillion(known.cost.input)} in · ${perMillion(known.cost.output)} out per million tokens.`
+        : `“${s.modelId}” is not in pi-agent-wasm/models: no price is shown for it.`;
+    } catch {
+      text = 'pi-agent-wasm/models did not load: no price is shown.';
+    }
+  }
+  if (asked === priceAsked) $('price-hint').textContent = text; // the latest settings' answer only
 }
 
 // --- The agent ------------------------------------------------------------------------
@@ -147,6 +202,7 @@ let bubble = null; // the assistant message being streamed: { root, thinking, te
 const cards = new Map(); // toolCallId -> { root, args, status, output, started }
 const queued = new Map(); // a message queued on the page's agent -> { kind, entry } (its row in the queue)
 let turnUsage = null;
+let pricing = 'none'; // how the cost of the page's current run shows (see currentModel)
 // Whatever changes in the conversation (a message, streamed text, a tool card, the usage
 // line) keeps it at its end, unless the user has scrolled up.
 new MutationObserver(stickToEnd(transcript)).observe(transcript, { childList: true, subtree: true, characterData: true });
@@ -259,7 +315,7 @@ function onEvent(event, remote = false) {
         err.setAttribute('role', 'alert');
         bubble.root.append(err);
       }
-      turnUsage = { usage: m.usage, footer: bubble.footer };
+      turnUsage = { usage: m.usage, footer: bubble.footer, pricing: remote ? 'none' : pricing };
       break;
     }
     case 'tool_execution_start': {
@@ -289,7 +345,8 @@ function onEvent(event, remote = false) {
     case 'turn_end':
       if (turnUsage) {
         const u = turnUsage.usage;
-        turnUsage.footer.textContent = `tokens in ${u.input} · out ${u.output}${u.cacheRead ? ` · cache ${u.cacheRead}` : ''} · $${u.cost.total.toFixed(5)}`;
+        const cost = { catalogue: ` · $${u.cost.total.toFixed(6)}`, unknown: ' · price unknown', none: '' }[turnUsage.pricing];
+        turnUsage.footer.textContent = `tokens in ${u.input} · out ${u.output}${u.cacheRead ? ` · cache ${u.cacheRead}` : ''}${cost}`;
         turnUsage = null;
       }
       bubble = null;
@@ -419,7 +476,8 @@ function sessionId() {
 const EVENT_TYPES = ['agent_start', 'agent_end', 'turn_start', 'turn_end', 'message_start', 'message_update', 'message_end',
   'tool_execution_start', 'tool_execution_update', 'tool_execution_end'];
 const sessionUrl = (path = '') => `${settings().baseUrl}/sessions/${sessionId()}${path}`;
-const busyNow = () => (worker.on ? worker.running : agent.state.isStreaming);
+let starting = false; // send() is under way: its model being looked up, then the run
+const busyNow = () => (worker.on ? worker.running : starting || agent.state.isStreaming);
 
 async function post(path, body) {
   const res = await fetch(sessionUrl(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -474,22 +532,25 @@ async function sendToWorker(text) {
 
 async function send(text) {
   if (worker.on) return sendToWorker(text);
-  const model = currentModel();
   if (PRESETS[settings().preset].key && !apiKey) {
     $('status').textContent = 'This provider needs an API key: open Settings.';
     return;
   }
-  agent.state.model = model;
-  agent.state.thinkingLevel = settings().thinking;
-  agent.toolExecution = settings().toolExecution;
+  starting = true;
   setBusy(true);
   try {
+    const chosen = await currentModel();
+    pricing = chosen.pricing;
+    agent.state.model = chosen.model;
+    agent.state.thinkingLevel = settings().thinking;
+    agent.toolExecution = settings().toolExecution;
     // Never rejects for model or tool failures: those end as an error message in the
     // transcript. Messages still queued stay queued for the next prompt.
     await agent.prompt(text);
   } catch (error) {
     $('status').textContent = `Run failed: ${error?.message ?? error}`;
   } finally {
+    starting = false;
     setBusy(false);
     $('input').focus();
   }

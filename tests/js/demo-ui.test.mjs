@@ -1,9 +1,11 @@
 // The demo page (www/) in headless Chromium (Debian's, via playwright-core), local mode with
 // the server's scripted model: what the page shows around a run. Queued messages are
 // labelled by their kind; the conversation and the event inspector follow new content
-// unless the user has scrolled up. (The Worker backend's labels are in demo-worker.test.mjs.)
+// unless the user has scrolled up; costs come from the model catalogue (pi-agent-wasm/models)
+// and are never made up. (The Worker backend's labels are in demo-worker.test.mjs.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { getModel } from 'pi-agent-wasm/models';
 import { launchChromium } from './helpers.mjs';
 import { startDemoServer, ask, followUp, userMessages } from './shared/demo-server.mjs';
 
@@ -35,6 +37,7 @@ async function open(viewport = { width: 1200, height: 900 }) {
 const idle = (page) => page.waitForFunction(() => !window.demo.agent.state.isStreaming && document.querySelector('#send').textContent === 'Send', null, { timeout: 20000 });
 /** Two animation frames: what the page does after a DOM change (observers, layout) is done. */
 const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+const lastFooter = (page) => page.$$eval('.msg.assistant .footer', (els) => els.at(-1).textContent);
 
 test('demo: a queued steering message is labelled steering, and a follow-up follow-up', async () => {
   const { page, problems } = await open();
@@ -137,6 +140,53 @@ test('demo: the conversation and the inspector follow new content to its last li
   await ask(page, 'what is 8*9?');
   await idle(page);
   await atEnd(page, 4);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('demo: costs come from the model catalogue: none for the scripted model, the catalogue\'s price for a known model, none for an unknown id', async () => {
+  const { page, problems } = await open();
+  const lastRun = () => page.evaluate(() => ({ usage: window.demo.agent.state.messages.at(-1).usage, model: window.demo.agent.state.model }));
+  const noCost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+  // The scripted model is not an LLM: it has no price, and the page shows none.
+  await ask(page, 'hello');
+  await idle(page);
+  assert.match(await lastFooter(page), /^tokens in \d+ · out \d+$/);
+  assert.deepEqual((await lastRun()).model.cost, noCost);
+
+  // A model the catalogue knows (OpenRouter's openai/gpt-4o-mini, here answered by the demo
+  // server, which speaks the same Chat Completions API): its price is the catalogue's.
+  const known = getModel('openrouter', 'openai/gpt-4o-mini');
+  assert.ok(known.cost.input > 0 && known.cost.output > 0);
+  await page.click('#settings-toggle');
+  await page.selectOption('#preset', 'openrouter');
+  await page.fill('#base-url', `${url}demo/v1`);
+  await page.fill('#model-id', 'openai/gpt-4o-mini');
+  await page.fill('#api-key', 'test-key-0000');
+  await page.waitForFunction(() => /\$0\.15 in .* \$0\.60 out/.test(document.querySelector('#price-hint')?.textContent));
+  await ask(page, 'hello');
+  await idle(page);
+  const priced = await lastRun();
+  assert.deepEqual(priced.model.cost, known.cost);
+  const u = priced.usage;
+  const price = known.cost;
+  const expected = (u.input * price.input + u.output * price.output + u.cacheRead * price.cacheRead + u.cacheWrite * price.cacheWrite) / 1e6;
+  assert.ok(expected > 0);
+  assert.ok(Math.abs(u.cost.total - expected) < 1e-12, `${u.cost.total} is the catalogue's price for the tokens, ${expected}`);
+  assert.match(await lastFooter(page), new RegExp(`^tokens in ${u.input} · out ${u.output} · \\$${expected.toFixed(6).replace('.', '\\.')}$`));
+
+  // A model id the catalogue does not know: no price, rather than a made-up one.
+  await page.fill('#model-id', 'openai/not-in-the-catalogue');
+  await page.waitForFunction(() => /no price/i.test(document.querySelector('#price-hint')?.textContent));
+  await ask(page, 'hello');
+  await idle(page);
+  const unknown = await lastRun();
+  assert.deepEqual(unknown.model.cost, noCost);
+  const footer = await lastFooter(page);
+  assert.match(footer, /^tokens in \d+ · out \d+/);
+  assert.doesNotMatch(footer, /\$/);
+  assert.match(footer, /price unknown/);
   assert.deepEqual(problems, []);
   await page.close();
 });
