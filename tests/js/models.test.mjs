@@ -1,4 +1,5 @@
-// `pi-agent-wasm/models` against pi-ai 1.6.0's compat catalogue, side by side: every model,
+// `pi-agent-wasm/models` against pi-ai 1.6.0's compat catalogue, side by side: the APIs it
+// keeps are the ones the built-in stream speaks (asked by a request each), every model,
 // every provider, unknown ids, the named exports, the types, a tool-using run with a
 // catalogue model through both stream functions, and tree-shaking with esbuild.
 import { test, after } from 'node:test';
@@ -10,10 +11,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as pi from '@earendil-works/pi-ai/compat';
 import * as ours from 'pi-agent-wasm/models';
-import { runAgentLoop } from 'pi-agent-wasm';
+import { runAgentLoop, streamSimple } from 'pi-agent-wasm';
 import { BUILTIN_APIS, exportName } from '../../scripts/gen-models.mjs';
 import { repoRoot } from './helpers.mjs';
-import { startScenarioServer } from './shared/openai-server.mjs';
+import { startOpenAIServer, startScenarioServer, SCENARIO_SERVERS } from './shared/openai-server.mjs';
 import { CALC } from './shared/agent-scenario.mjs';
 
 const APIS = new Set(BUILTIN_APIS);
@@ -21,8 +22,49 @@ const APIS = new Set(BUILTIN_APIS);
 const piModels = (provider) => pi.getModels(provider).filter((m) => APIS.has(m.api));
 const piProviders = pi.getProviders();
 
-test('the four APIs are the ones the built-in stream speaks', () => {
-  assert.deepEqual([...APIS].sort(), ['anthropic-messages', 'google-generative-ai', 'openai-completions', 'openai-responses']);
+/**
+ * One request of the built-in `streamSimple` for a model of `api`, against a local server
+ * answering in the dialect of `dialect` (one of the four). Its final message, or the error
+ * it refused with; and how many requests reached the server.
+ */
+async function askBuiltin(api, dialect) {
+  const { server: kind, textChunks } = SCENARIO_SERVERS[dialect];
+  const server = await startOpenAIServer(() => textChunks(`spoken: ${api}`), { api: kind });
+  try {
+    const model = { ...pi.getModel('openai', 'gpt-4o-mini'), api, baseUrl: server.baseUrl };
+    const stream = streamSimple(model, { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] }, { apiKey: 'local-key' });
+    try {
+      return { final: await stream.result(), requests: server.requests.length };
+    } catch (error) {
+      return { refused: error.message, requests: server.requests.length };
+    }
+  } finally {
+    await server.close();
+  }
+}
+
+test('the catalogue\'s APIs are exactly the ones the built-in stream speaks (asked over 127.0.0.1)', async () => {
+  // Every API pi-ai knows (its catalogue and its registered providers) and some it does not.
+  const known = new Set([...piProviders.flatMap((p) => pi.getModels(p).map((m) => m.api)), ...pi.getApiProviders().map((p) => p.api)]);
+  const candidates = [...new Set([...known, ...APIS, 'no-such-api', 'OPENAI-COMPLETIONS', 'openai-completions ', ''])].sort();
+  assert.ok(known.size > APIS.size, 'pi-ai knows APIs the catalogue leaves out');
+  const spoken = [];
+  for (const api of candidates) {
+    // A server in the API's own dialect where it is one of the four; any will do otherwise,
+    // since a refused API sends nothing.
+    const answer = await askBuiltin(api, SCENARIO_SERVERS[api] ? api : 'openai-completions');
+    if (answer.refused !== undefined) {
+      assert.equal(answer.refused, `No built-in provider for api: ${api} (pass a streamFn for it)`);
+      assert.equal(answer.requests, 0, `${api}: refused before any request`);
+      continue;
+    }
+    spoken.push(api);
+    assert.equal(answer.requests, 1, api);
+    assert.equal(answer.final.stopReason, 'stop', `${api}: ${answer.final.errorMessage}`);
+    assert.deepEqual(answer.final.content.map((b) => [b.type, b.text]), [['text', `spoken: ${api}`]], api);
+    assert.equal(answer.final.api, api);
+  }
+  assert.deepEqual(spoken, [...APIS].sort());
 });
 
 test('getModel deep-equals pi-ai getModel for every model of the four APIs, and has no other', () => {
