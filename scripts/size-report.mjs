@@ -10,7 +10,7 @@ const WASM_GZIP_BUDGET_BYTES = 180.5 * 1024;
 //   what a browser downloads.
 const BROWSER_CHUNK_GZIP_BUDGET_BYTES = 172.5 * 1024;
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
@@ -58,7 +58,38 @@ const entry = await build({
 });
 const entryGz = gzipSync(entry.outputFiles[0].contents, { level: 9 }).length;
 console.log(`  browser entry    bundled, minified: gzip ${kb(entryGz)}; with the chunk ${kb(entryGz + inlineGz)}`);
+// pi at the same task, for comparison: pi-agent-core's Agent with pi-ai's stream functions of
+// the four APIs this package speaks, and with one of them, bundled and minified the same way.
+async function piBrowserGzip(apis) {
+  const contents = [
+    "export { Agent } from '@earendil-works/pi-agent-core';",
+    ...apis.map((api, i) => `export { streamSimple as s${i} } from '@earendil-works/pi-ai/api/${api}';`),
+  ].join('\n');
+  const out = await build({ stdin: { contents, resolveDir: root }, bundle: true, minify: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent' });
+  return out.outputFiles.reduce((sum, f) => sum + gzipSync(f.contents, { level: 9 }).length, 0);
+}
+const piFour = await piBrowserGzip(['openai-completions', 'openai-responses', 'anthropic-messages', 'google-generative-ai']);
+const piOne = await piBrowserGzip(['openai-completions']);
+console.log(`  pi 1.6.0         Agent + pi-ai's four APIs, bundled, minified: gzip ${kb(piFour)}; with one API ${kb(piOne)}`);
 console.log(`  budget           gzip .wasm <= ${kb(budget)}, browser chunk <= ${kb(chunkBudget)}`);
+
+// The figures the docs quote (tests/js/docs-figures.test.mjs checks them against this file).
+const modelsModule = await import(new URL('../pkg/models.js', import.meta.url).href);
+const providers = modelsModule.getProviders();
+const report = {
+  wasmGzip: gz,
+  wasmRaw: wasm.length,
+  browserChunkGzip: inlineGz,
+  browserEntryGzip: entryGz,
+  browserPackageGzip: entryGz + inlineGz,
+  piBrowserFourApisGzip: piFour,
+  piBrowserOneApiGzip: piOne,
+  packed: packed.size,
+  models: providers.reduce((n, p) => n + modelsModule.getModels(p).length, 0),
+  modelProviders: providers.length,
+};
+mkdirSync(new URL('../target', import.meta.url), { recursive: true });
+writeFileSync(new URL('../target/size-report.json', import.meta.url), JSON.stringify(report, null, 2) + '\n');
 
 if (!packed.files.some((f) => f.path.endsWith('.wasm'))) {
   console.error('size report: the packed package has no .wasm file');
