@@ -67,3 +67,16 @@ test('a fresh project imports pi-agent-wasm/models from the installed package', 
   });
   assert.deepEqual(JSON.parse(out), [getModel('openai', 'gpt-4o-mini'), getProviders(), Object.keys(OPENAI_MODELS)]);
 });
+
+test('ready to publish: the tarball carries the README, LICENSE and CHANGELOG, and the manifest says where the project lives', () => {
+  for (const f of ['README.md', 'LICENSE', 'CHANGELOG.md']) assert.ok(installed.files.includes(f), `tarball lacks ${f}`);
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  assert.equal(manifest.license, 'MIT');
+  assert.match(manifest.repository?.url ?? '', /^git\+https:\/\/.+\.git$/);
+  assert.match(manifest.homepage ?? '', /^https:\/\//);
+  assert.match(manifest.bugs?.url ?? '', /^https:\/\//);
+  assert.ok(Array.isArray(manifest.keywords) && manifest.keywords.length > 0, 'keywords');
+  // The package's own engines (it has no dependencies, so nothing else can ask for a newer Node).
+  assert.equal(manifest.engines.node, '>=20.19');
+  assert.equal(manifest.dependencies, undefined);
+});
