@@ -40,3 +40,29 @@ test('the number of fuzz targets in docs/developing.md is the number in fuzz/', 
   const said = read('docs/developing.md').match(/the (\w+) `cargo fuzz` targets/)?.[1];
   assert.equal(said, words[targets] ?? String(targets), `fuzz/fuzz_targets holds ${targets} targets`);
 });
+
+/** The value of `const NAME: T = EXPR;` (Rust) or `const NAME = EXPR;` (JS) in a source file,
+ * where EXPR is digits, underscores and `*`. */
+function constant(file, name) {
+  const m = read(file).match(new RegExp(`const ${name}(?::[^=]+)? = ([\\d_ *]+);`));
+  assert.ok(m, `${file} has no const ${name}`);
+  return m[1].split('*').reduce((p, f) => p * Number(f.trim().replace(/_/g, '')), 1);
+}
+
+test('the limits the docs name are the constants the code uses', () => {
+  const limits = read('docs/differences-and-limits.md');
+  const depth = constant('src/json.rs', 'MAX_DEPTH');
+  assert.ok(limits.includes(`**Nesting: ${depth.toLocaleString('en-US')} levels**`), `nesting limit ${depth}`);
+  assert.ok(limits.includes(`JSON nested deeper than ${depth} levels (the limit)`), 'the error text quoted');
+  assert.match(read('src/agent/validate/check.rs'), /const MAX_WALK: usize = crate::json::MAX_DEPTH;/);
+  assert.ok(limits.includes(`**Schema walks: ${depth.toLocaleString('en-US')} levels.**`), `schema walk ${depth}`);
+  const providers = read('docs/providers.md');
+  assert.equal(constant('src/provider/driver.rs', 'MAX_EVENT_BYTES'), 64 * 1024 * 1024);
+  assert.ok(providers.includes('(default 64 MiB'), 'maxEventBytes default');
+  assert.equal(constant('src/provider/driver.rs', 'MAX_BODY_READ'), 1024 * 1024);
+  assert.ok(providers.includes('only the first 1 MiB is read'), 'body read bound');
+  assert.equal(constant('src/js/sessions.js', 'MAX_BODY'), 256 * 1024);
+  assert.ok(read('docs/checkpoints-and-sessions.md').includes('413 body over\n  256 KB') || read('docs/checkpoints-and-sessions.md').includes('413 body over 256 KB'), 'sessions body bound');
+  assert.equal(constant('www/server.mjs', 'MAX_BODY'), 1024 * 1024);
+  assert.ok(read('docs/developing.md').includes('Request bodies are limited to 1 MiB (413)'), 'demo server body bound');
+});
