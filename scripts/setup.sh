@@ -68,15 +68,24 @@ fi
 #     Node apps, vitest with jsdom), each from its own committed lockfile. The package itself
 #     is not in their lockfiles: the consumer test puts a freshly packed copy into their
 #     node_modules.
+consumer_ci() {
+  local dir=$1
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+  mkdir -p "$dir/node_modules"
+  cp "$dir/package-lock.json" "$dir/node_modules/.setup-lock"
+}
+pending=()
 for lock in tests/consumers/*/package-lock.json; do
   dir=$(dirname "$lock")
-  if ! cmp -s "$lock" "$dir/node_modules/.setup-lock"; then
-    step "npm ci in $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-    mkdir -p "$dir/node_modules"
-    cp "$lock" "$dir/node_modules/.setup-lock"
-  fi
+  cmp -s "$lock" "$dir/node_modules/.setup-lock" || pending+=("$dir")
 done
+if [ "${#pending[@]}" -gt 0 ]; then
+  # Four at a time: mostly waiting on the disk and the network (with a warm npm cache on two
+  # cores, 14 s for all of them, against 20 s one after another).
+  step "npm ci in ${pending[*]}"
+  export -f consumer_ci
+  printf '%s\n' "${pending[@]}" | xargs -P 4 -I{} bash -c 'consumer_ci "$1"' _ {}
+fi
 
 # 4. Debian's Chromium and ChromeDriver for the browser tests. Never a downloaded browser.
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
