@@ -85,9 +85,11 @@ export interface Usage {
 }
 
 /**
- * Why a response ended: `"stop"` (it finished), `"length"` (it reached the token limit),
- * `"toolUse"` (it asks for tool calls), `"error"` or `"aborted"` (see `errorMessage`),
- * `"deferred"` (a deferred response's handle), or `"pending"` (not ended: a partial's value).
+ * Why a response ended.
+ *
+ * `"stop"` (it finished), `"length"` (it reached the token limit), `"toolUse"` (it asks for
+ * tool calls), `"error"` or `"aborted"` (see `errorMessage`), `"deferred"` (a deferred
+ * response's handle), or `"pending"` (not ended: a partial's value).
  */
 export type StopReason = "pending" | "stop" | "length" | "toolUse" | "error" | "aborted" | "deferred";
 /** A thinking level a model is asked for; `"off"` asks for none. */
@@ -118,10 +120,12 @@ export interface ToolReference {
 }
 
 /**
- * A system message. The transcript's first one is the system prompt; later ones change it
- * from that point on: `content` adds instructions, `sections` replace or remove named prompt
- * sections, `toolsAdded`/`toolsRemoved` change the tool set. Replaying them in order gives
- * the current prompt and tools (pi-ai 1.6.0's transcript model).
+ * A system message: the transcript's first one is the system prompt; later ones change it from
+ * that point on.
+ *
+ * `content` adds instructions, `sections` replace or remove named prompt sections,
+ * `toolsAdded`/`toolsRemoved` change the tool set. Replaying them in order gives the current
+ * prompt and tools (pi-ai 1.6.0's transcript model).
  */
 export interface SystemMessage {
   role: "system";
@@ -172,6 +176,7 @@ export interface DeferredHandle {
 
 /**
  * A model's response: its content blocks, where it came from, its usage and why it stopped.
+ *
  * A failed request is a message too: `stopReason` `"error"` or `"aborted"`, with
  * `errorMessage`.
  */
@@ -231,9 +236,10 @@ export interface NestedToolCalls {
 }
 
 /**
- * The result of one tool call in the transcript. pi-ai 1.6.0's type, except that `details`
- * is typed `TDetails` as given (pi-ai types it as the JSON form of `TDetails`, and the whole
- * message as `never` when `TDetails` is not JSON).
+ * The result of one tool call in the transcript.
+ *
+ * pi-ai 1.6.0's type, except that `details` is typed `TDetails` as given (pi-ai types it as the
+ * JSON form of `TDetails`, and the whole message as `never` when `TDetails` is not JSON).
  */
 export interface ToolResultMessage<TDetails = JsonValue> {
   role: "toolResult";
@@ -264,9 +270,11 @@ export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResul
 // Models
 
 /**
- * The API names pi-ai 1.6.0 knows. The built-in {@link streamSimple} speaks
- * `"openai-completions"`, `"openai-responses"`, `"anthropic-messages"` and
- * `"google-generative-ai"`; the others need a stream function that speaks them (pi-ai's).
+ * The API names pi-ai 1.6.0 knows.
+ *
+ * The built-in {@link streamSimple} speaks `"openai-completions"`, `"openai-responses"`,
+ * `"anthropic-messages"` and `"google-generative-ai"`; the others need a stream function that
+ * speaks them (pi-ai's).
  */
 export type KnownApi =
   | "openai-completions"
@@ -356,6 +364,7 @@ export type ChatTemplateKwargValue =
   | boolean
   | null
   | { $var: "thinking.budget" | "thinking.effort" | "thinking.enabled"; omitWhenOff?: boolean | undefined };
+/** Latency or throughput thresholds by percentile, in OpenRouter's routing preferences. */
 type LatencyPercentiles = { p50?: number | undefined; p75?: number | undefined; p90?: number | undefined; p99?: number | undefined };
 /** OpenRouter provider routing preferences. */
 export interface OpenRouterRouting {
@@ -490,8 +499,9 @@ export type ModelCompat<TApi extends Api> = TApi extends "openai-completions"
           : never;
 
 /**
- * A chat model, as pi-ai's catalog (`getModel()`) describes it: plain data. pi-ai's
- * catalogue models work as they are, as do those of `pi-agent-wasm/models` and objects
+ * A chat model, as pi-ai's catalog (`getModel()`) describes it: plain data.
+ *
+ * pi-ai's catalogue models work as they are, as do those of `pi-agent-wasm/models` and objects
  * written by hand.
  */
 export interface Model<TApi extends Api = Api> {
@@ -537,9 +547,11 @@ export interface Model<TApi extends Api = Api> {
 // Stream events and streams
 
 /**
- * An event of one response stream (pi-ai 1.6.0's protocol): `start`, then the updates of
- * each content block (`*_start`, `*_delta`, `*_end`, by `contentIndex`), then `done` with
- * the final message or `error` with the failed one. `partial` is the response so far.
+ * An event of one response stream (pi-ai 1.6.0's protocol).
+ *
+ * `start`, then the updates of each content block (`*_start`, `*_delta`, `*_end`, by
+ * `contentIndex`), then `done` with the final message or `error` with the failed one. `partial`
+ * is the response so far.
  */
 export type AssistantMessageEvent =
   | { type: "start"; partial: AssistantMessage }
@@ -557,11 +569,15 @@ export type AssistantMessageEvent =
 
 /**
  * A push-based async-iterable event queue with a final result: pi-ai 1.6.0's `EventStream`,
- * with `fail()` and a public `done` added. pi-ai's class is nominal, so this one is not
- * assignable to pi-ai's type (nor pi-ai's to this one).
+ * with `fail()` and a public `done` added.
+ *
+ * pi-ai's class is nominal, so this one is not assignable to pi-ai's type (nor pi-ai's to this
+ * one).
  */
 export declare class EventStream<T, R = T> implements AsyncIterable<T> {
   /**
+   * An empty stream.
+   *
    * @param isComplete - Whether an event completes the stream.
    * @param extractResult - The result of the stream, from its completing event.
    */
@@ -588,10 +604,11 @@ export declare class EventStream<T, R = T> implements AsyncIterable<T> {
 }
 
 /**
- * The event stream of one response (pi-ai 1.6.0's): completes on `done` (its result is the
- * event's `message`) or `error` (the event's `error`), and sets the final message's
- * `durationMs` to the time since the stream was made, unless the message has one or started
- * before the stream. A stream function you write may return one.
+ * The event stream of one response (pi-ai 1.6.0's); a stream function you write may return one.
+ *
+ * It completes on `done` (its result is the event's `message`) or `error` (the event's
+ * `error`), and sets the final message's `durationMs` to the time since the stream was made,
+ * unless the message has one or started before the stream.
  */
 export declare class AssistantMessageEventStream extends EventStream<AssistantMessageEvent, AssistantMessage> {
   /** An empty stream; push the response's events into it. */
@@ -610,9 +627,11 @@ export interface AssistantMessageEventSource extends AsyncIterable<AssistantMess
 }
 
 /**
- * `context` as a stream function receives it: the transcript, whose system messages carry
- * the prompt and the tool declarations. (pi-ai brands its type so only its `normalizeContext`
- * makes one; a brand cannot be reproduced without depending on pi-ai.)
+ * `context` as a stream function receives it: the transcript, whose system messages carry the
+ * prompt and the tool declarations.
+ *
+ * pi-ai brands its type so that only its `normalizeContext` makes one; a brand cannot be
+ * reproduced without depending on pi-ai.
  */
 export interface TranscriptContext {
   /** The transcript, system messages included. */
@@ -705,12 +724,13 @@ export interface TelemetrySpan extends TelemetryContext {
 }
 
 /**
- * The options of a stream function: pi-ai 1.6.0's `SimpleStreamOptions`, every field. In a
- * loop they come from the {@link AgentLoopConfig}. The built-in `streamSimple` reads `apiKey`,
- * `env`, `signal`, `maxTokens`, `temperature`, `toolChoice`, `reasoning`, `headers`,
- * `identity`, `maxRetries`, `maxRetryDelayMs`, `timeoutMs`, `fetch`, `onPayload`,
- * `onResponse`, `sessionId`, `cacheRetention`, `thinkingBudgets` and `metadata`; a stream
- * function you pass gets them all.
+ * The options of a stream function: pi-ai 1.6.0's `SimpleStreamOptions`, every field.
+ *
+ * In a loop they come from the {@link AgentLoopConfig}. The built-in `streamSimple` reads
+ * `apiKey`, `env`, `signal`, `maxTokens`, `temperature`, `toolChoice`, `reasoning`, `headers`,
+ * `identity`, `maxRetries`, `maxRetryDelayMs`, `timeoutMs`, `fetch`, `onPayload`, `onResponse`,
+ * `sessionId`, `cacheRetention`, `thinkingBudgets` and `metadata`; a stream function you pass
+ * gets them all.
  */
 export interface SimpleStreamOptions {
   /** Aborts the request; the response then ends with `stopReason` `"aborted"`. */

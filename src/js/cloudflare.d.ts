@@ -2,10 +2,11 @@
 
 /**
  * Agent sessions on Cloudflare Durable Objects, and the server side of `streamProxy`, for
- * Workers. Not in pi. Each session is an `Agent` in its own Durable Object: the key stays in
- * the Worker's secrets, the conversation outlives any request, clients follow it as
- * Server-Sent Events, and a run cut off by an eviction or a deploy resumes from its last
- * checkpoint.
+ * Workers. Not in pi.
+ *
+ * Each session is an `Agent` in its own Durable Object: the key stays in the Worker's
+ * secrets, the conversation outlives any request, clients follow it as Server-Sent Events,
+ * and a run cut off by an eviction or a deploy resumes from its last checkpoint.
  *
  * @module pi-agent-wasm/cloudflare
  */
@@ -37,7 +38,10 @@ export interface SessionNamespace {
   /** The id of the object named `name`. */
   idFromName(name: string): unknown;
   /** The stub of the object with that id, to send it requests. */
-  get(id: any): { fetch(request: Request): Promise<Response> };
+  get(id: any): {
+    /** Sends the object a request. */
+    fetch(request: Request): Promise<Response>;
+  };
 }
 
 /**
@@ -69,14 +73,18 @@ export declare class AgentSession<Env = unknown> {
 
 /**
  * Sends `/sessions/:id[/action]` requests to the session's Durable Object (one per id); other
- * paths resolve to `undefined`. With `token`, a request must carry `Authorization: Bearer
- * <token>` (or `?token=`), else it gets 401. With `cors` (an origin, or "*"), pages of that
- * origin may call the API from a browser.
+ * paths resolve to `undefined`.
+ *
+ * With `token`, a request must carry `Authorization: Bearer <token>` (or `?token=`), else it
+ * gets 401. With `cors` (an origin, or "*"), pages of that origin may call the API from a
+ * browser.
  *
  * @param request - The Worker's request.
  * @param namespace - The Durable Object binding of the {@link AgentSession} subclass.
- * @param options - `token`: the bearer token requests must carry; `prefix`: the path prefix
- *   (default `/sessions`); `cors`: the origin allowed to call from a browser, or `"*"`.
+ * @param options - How requests are accepted.
+ * @param options.token - The bearer token requests must carry (none: no check).
+ * @param options.prefix - The path prefix of the routes (default `/sessions`).
+ * @param options.cors - The origin whose pages may call the API from a browser, or `"*"`.
  */
 export declare function routeSessions(
   request: Request,
@@ -86,15 +94,19 @@ export declare function routeSessions(
 
 /**
  * The server side of pi's `streamProxy` (`POST /api/stream` by default): a browser agent
- * streams through the Worker and the key never reaches the page. The client's `authToken`
- * must equal `token`; the client names a model by `provider` and `id`, and the server's own
- * object from `models` is used (never the client's `baseUrl` or headers). Other paths resolve
- * to `undefined`. Errors: 401 bad token, 403 model not allowed, 400 malformed, 413 too large.
+ * streams through the Worker, and the key never reaches the page.
+ *
+ * The client's `authToken` must equal `token`; the client names a model by `provider` and `id`,
+ * and the server's own object from `models` is used (never the client's `baseUrl` or headers).
+ * Other paths resolve to `undefined`. Errors: 401 bad token, 403 model not allowed, 400
+ * malformed, 405 not a POST, 413 too large.
  *
  * @param request - The Worker's request.
- * @param options - `token`: what the client's `authToken` must equal; `models`: the models
- *   clients may name; `getApiKey`: the key for a model's request; `path`: the path it
- *   answers (default `/api/stream`).
+ * @param options - The token, the models and their keys.
+ * @param options.token - What the client's `authToken` must equal (required).
+ * @param options.models - The server's models that clients may name, by `provider` and `id`.
+ * @param options.getApiKey - The API key for a request of the model.
+ * @param options.path - The path it answers (default `/api/stream`).
  */
 export declare function handleStreamProxy(
   request: Request,

@@ -5,11 +5,12 @@
 // The doc comments are the API reference: scripts/api-docs.mjs renders them into docs/api/.
 
 /**
- * The agent loop of `@earendil-works/pi-agent-core` 1.6.0 in Rust/WebAssembly, with pi-ai
- * 1.6.0's data model: the loop functions, the `Agent` class, the built-in `streamSimple`,
- * `streamProxy`, and the types, which are pi's (switching from pi is changing the import).
- * The same API in browsers, Cloudflare Workers and Node; the package picks the entry by
- * export condition. Not in pi: checkpoints and `Agent` snapshots, `ready()` and `SseDecoder`.
+ * The agent loop of `@earendil-works/pi-agent-core` 1.6.0, with pi-ai 1.6.0's data model: the
+ * loop functions, the `Agent`, the stream functions and pi's types.
+ *
+ * Switching from pi is changing the import: the types are pi's. The same API in browsers,
+ * Cloudflare Workers and Node; the package picks the entry by export condition. Not in pi:
+ * the built-in `streamSimple`, checkpoints and `Agent` snapshots, `ready()` and `SseDecoder`.
  *
  * @module pi-agent-wasm
  */
@@ -45,9 +46,11 @@ export * from "./ai.js";
 // Loading
 
 /**
- * Resolves once the package's WebAssembly module is loaded; rejects with the load error. The
- * loop functions and the `Agent` wait by themselves: this is for preloading, and for
- * `SseDecoder` in browsers.
+ * Resolves once the package's WebAssembly module is loaded; rejects with the load error.
+ *
+ * The loop functions and the `Agent` wait by themselves: this is for preloading, and for
+ * `SseDecoder` in browsers. A failed load (an `Error` with code `wasm_load_failed`) is tried
+ * again by the next call.
  */
 export declare function ready(): Promise<void>;
 
@@ -55,16 +58,19 @@ export declare function ready(): Promise<void>;
 // Stream functions
 
 /**
- * The function the loop requests each response with: pi-ai's `streamSimple` (from
- * `@earendil-works/pi-ai/compat`, or a `Models` object's), this package's built-in
- * `streamSimple`, `streamProxy`, or your own. It never throws for request failures: they end
- * the stream with an `"error"`/`"aborted"` message.
+ * The function the loop requests each response with: `(model, context, options?)` to an event
+ * stream.
+ *
+ * pi-ai's `streamSimple` (from `@earendil-works/pi-ai/compat`, or a `Models` object's), this
+ * package's built-in `streamSimple`, `streamProxy`, or your own. It never throws for request
+ * failures: they end the stream with an `"error"`/`"aborted"` message.
  *
  * Its parameters are compared both ways (the method form), as pi's are compared against
  * pi-ai's: a function written for pi-ai's `TranscriptContext` is accepted, although pi-ai
  * brands that type so that no other package can produce it.
  */
 export type StreamFn = {
+  /** Requests one response of `model` for `context`, and returns its events. */
   streamFn(
     model: Model<Api>,
     context: TranscriptContext,
@@ -176,17 +182,20 @@ export interface AgentToolResult<T = JsonValue | undefined> {
  */
 export type AgentToolUpdateCallback<T = any> = (partialResult: AgentToolResult<T>) => void;
 /**
- * How the tool calls of one assistant message run: `"sequential"`, each prepared, run and
- * finished before the next; `"parallel"`, prepared one by one, then the allowed ones run
- * concurrently (`tool_execution_end` in completion order, the tool result messages in the
- * order of the calls).
+ * How the tool calls of one assistant message run: one after another, or concurrently.
+ *
+ * `"sequential"`: each is prepared, run and finished before the next. `"parallel"`: they are
+ * prepared one by one, then the allowed ones run concurrently (`tool_execution_end` in
+ * completion order, the tool result messages in the order of the calls).
  */
 export type ToolExecutionMode = "sequential" | "parallel";
 
 /**
- * A tool the loop can run. `TParameters` is the type of its JSON Schema (a pi-schema or
- * TypeBox schema types the arguments; a plain JSON Schema object gives `unknown` arguments,
- * and `AgentTool<any>` gives `any`).
+ * A tool the loop can run: pi-ai's {@link Tool} with a label and an `execute` function.
+ *
+ * `TParameters` is the type of its JSON Schema: a pi-schema or TypeBox schema types the
+ * arguments; a plain JSON Schema object gives `unknown` arguments, and `AgentTool<any>` gives
+ * `any`.
  */
 export interface AgentTool<TParameters extends object = object, TDetails = any> extends Tool<TParameters> {
   /** A human-readable name, for UI. */
@@ -266,9 +275,10 @@ export interface BeforeToolCallResult {
   terminate?: boolean;
 }
 /**
- * What `afterToolCall` may return: fields that replace the executed result's, each as a
- * whole (no deep merge); omitted fields keep their values. A `content` given without
- * `structuredContent` drops the structured content.
+ * What `afterToolCall` may return: fields that replace those of the executed result.
+ *
+ * Each field replaces the result's as a whole (no deep merge); omitted fields keep their
+ * values. A `content` given without `structuredContent` drops the structured content.
  */
 export interface AfterToolCallResult {
   /** Replaces the result's content. */
@@ -326,10 +336,12 @@ export interface PrepareNextTurnContext extends AgentTurnContext {}
 /** What {@link FinishTurn} may decide: `"end"` the run now, or `"continue"` with one more request. */
 export type AgentTurnDecision = { action: "continue" } | { action: "end" };
 /**
- * Called after a turn's assistant message and tool results, before `turn_end`.
- * `{ action: "end" }` ends the run without polling the queues; `{ action: "continue" }`
- * makes sure one more request follows; `undefined` keeps the normal course. A response that
- * failed or was aborted ends the run whatever this returns.
+ * Called after a turn's assistant message and tool results, before `turn_end`: may end the run,
+ * or make it continue.
+ *
+ * `{ action: "end" }` ends the run without polling the queues; `{ action: "continue" }` makes
+ * sure one more request follows; `undefined` keeps the normal course. A response that failed or
+ * was aborted ends the run whatever this returns.
  */
 export type FinishTurn = (
   turn: AgentTurnContext,
@@ -358,9 +370,10 @@ export interface PrepareRequestContext {
   thinkingLevel: ThinkingLevel;
 }
 /**
- * Called right before every model request of the run, the first included, once pending
- * messages were appended. What it returns replaces the context, model or thinking level for
- * this request and later ones.
+ * Called right before every model request of the run, the first included.
+ *
+ * Pending messages are appended by then. What it returns replaces the context, model or
+ * thinking level for this request and later ones.
  */
 export type PrepareRequest = (
   request: PrepareRequestContext,
@@ -370,11 +383,14 @@ export type PrepareRequest = (
 type MaybePromise<T> = T | Promise<T>;
 
 /**
- * The loop's configuration (pi-agent-core 1.6.0's): the stream options, passed on to the
- * stream function, and the hooks. Hooks may return plain values or Promises (pi declares
- * Promises for some; both work). A hook that throws rejects the run with what it threw, as
- * in pi; one that returns a value of the wrong kind (not an array of messages, say) fails
- * the run with an `invalid_input` error, where pi would pass it on to the provider.
+ * The loop's configuration (pi-agent-core 1.6.0's): the model, the stream options, and the
+ * hooks.
+ *
+ * The stream options are passed on to the stream function. Hooks may return plain values or
+ * Promises (pi declares Promises for some; both work). A hook that throws rejects the run with
+ * what it threw, as in pi; one that returns a value of the wrong kind (not an array of
+ * messages, say) fails the run with an `invalid_input` error, where pi would pass it on to the
+ * provider.
  */
 export interface AgentLoopConfig extends SimpleStreamOptions {
   /** The model of the run's requests (until a hook replaces it). */
@@ -424,9 +440,10 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
 export declare const CHECKPOINT_VERSION: 1;
 
 /**
- * Where a run stands in its transcript: plain JSON, read back by this package only. `at` is
- * the stage: before a request (`"request"`; a response being streamed is requested again),
- * running the turn's tool calls (`"tools"`), between turns (`"next"`), or finished
+ * Where a run stands in its transcript: plain JSON, read back by this package only.
+ *
+ * `at` is the stage: before a request (`"request"`; a response being streamed is requested
+ * again), running the turn's tool calls (`"tools"`), between turns (`"next"`), or finished
  * (`"done"`). `new` counts the transcript's last messages that the run added.
  */
 export interface CheckpointPosition {
@@ -480,10 +497,12 @@ export interface AgentSnapshot {
 }
 
 /**
- * Finishes a run from a checkpoint. The transcript and position come from `checkpoint`;
- * tools and the context's other keys from `context` (its `messages` are not read). Emits
- * what the run had still to emit (no `agent_start`) and resolves with every message of the
- * run, those before the checkpoint included.
+ * Not in pi: finishes a run from a checkpoint (`config.onCheckpoint`'s).
+ *
+ * The transcript and position come from `checkpoint`; tools and the context's other keys from
+ * `context` (its `messages` are not read). Emits what the run had still to emit (no
+ * `agent_start`) and resolves with every message of the run, those before the checkpoint
+ * included.
  */
 export declare function runAgentLoopResume(
   checkpoint: LoopCheckpoint,
@@ -494,7 +513,9 @@ export declare function runAgentLoopResume(
   streamFn?: StreamFn,
 ): Promise<AgentMessage[]>;
 
-/** {@link runAgentLoopResume} as an event stream. */
+/**
+ * Not in pi: {@link runAgentLoopResume} as an event stream.
+ */
 export declare function agentLoopResume(
   checkpoint: LoopCheckpoint,
   context: Omit<AgentContext, "messages"> & { messages?: AgentMessage[] },
@@ -507,10 +528,11 @@ export declare function agentLoopResume(
 // Events
 
 /**
- * An event of a run (pi-agent-core 1.6.0's): `agent_start`; per turn `turn_start`, then
- * `message_start`, `message_update` (streamed responses) and `message_end` for each message,
- * `tool_execution_start`/`_update`/`_end` for each tool call, and `turn_end`; last
- * `agent_end` with the run's messages.
+ * An event of a run (pi-agent-core 1.6.0's).
+ *
+ * `agent_start`; per turn `turn_start`, then `message_start`, `message_update` (streamed
+ * responses) and `message_end` for each message, `tool_execution_start`/`_update`/`_end` for
+ * each tool call, and `turn_end`; last `agent_end` with the run's messages.
  */
 export type AgentEvent =
   | { type: "agent_start" }
@@ -534,12 +556,15 @@ export type AgentEventSink = (event: AgentEvent) => Promise<void> | void;
 export declare const DEFAULT_AGENT_IDENTITY: ClientIdentity;
 
 /**
- * Starts a run with new prompt messages and returns its events as a stream, whose `result()`
- * is the run's new messages (the prompts included). pi-agent-core 1.6.0's `agentLoop`;
- * events are pushed without waiting for the consumer. Without `streamFn`, the default stream
- * function ({@link setDefaultStreamFn}: the built-in {@link streamSimple} unless set). Not as
- * in pi: a run that rejects ends the stream with its error (the iterator throws, `result()`
- * rejects), where pi's consumers wait forever.
+ * Starts a run with new prompt messages and returns its events as a stream (pi-agent-core
+ * 1.6.0's `agentLoop`).
+ *
+ * The stream's `result()` is the run's new messages, the prompts included. Events are pushed
+ * without waiting for the consumer. Without `streamFn`, the default stream function ({@link
+ * setDefaultStreamFn}: the built-in {@link streamSimple} unless set).
+ *
+ * Not as in pi: a run that rejects ends the stream with its error (the iterator throws,
+ * `result()` rejects), where pi's consumers wait forever.
  */
 export declare function agentLoop(
   prompts: AgentMessage[],
@@ -551,7 +576,9 @@ export declare function agentLoop(
 
 /**
  * {@link agentLoop} continuing from the context without a new prompt (a retry, or after tool
- * results): its last message must convert to a user or tool result message. Throws when the
+ * results).
+ *
+ * The context's last message must convert to a user or tool result message. Throws when the
  * context has no messages or ends with an assistant message, as pi does.
  */
 export declare function agentLoopContinue(
@@ -562,11 +589,12 @@ export declare function agentLoopContinue(
 ): EventStream<AgentEvent, AgentMessage[]>;
 
 /**
- * Runs a loop with new prompt messages, awaiting `emit` for each event (a barrier: the loop
- * waits for it), and resolves with the run's new messages, the prompts included.
- * pi-agent-core 1.6.0's `runAgentLoop`; `streamFn` as in {@link agentLoop}. Provider
- * failures are data (an assistant message with `stopReason` `"error"`); the Promise rejects
- * with what a hook or `emit` threw.
+ * Runs a loop with new prompt messages, awaiting `emit` for each event, and resolves with the
+ * run's new messages (pi-agent-core 1.6.0's `runAgentLoop`).
+ *
+ * `emit` is a barrier: the loop waits for what it returns. The new messages include the
+ * prompts. `streamFn` as in {@link agentLoop}. Provider failures are data (an assistant message
+ * with `stopReason` `"error"`); the Promise rejects with what a hook or `emit` threw.
  */
 export declare function runAgentLoop(
   prompts: AgentMessage[],
@@ -579,8 +607,10 @@ export declare function runAgentLoop(
 
 /**
  * {@link runAgentLoop} continuing from the context without a new prompt; resolves with the
- * messages the run added. Rejects when the context has no messages or ends with an assistant
- * message, as pi does. Unlike pi, it never appends to the caller's `context.messages`.
+ * messages the run added.
+ *
+ * Rejects when the context has no messages or ends with an assistant message, as pi does.
+ * Unlike pi, it never appends to the caller's `context.messages`.
  */
 export declare function runAgentLoopContinue(
   context: AgentContext,
@@ -608,36 +638,44 @@ export interface RunToolCallOptions extends ToolCallHooks {
 }
 
 /**
- * Runs one tool call through the loop's steps (argument preparation, validation,
- * `beforeToolCall`, execution, `afterToolCall`) without events or messages, so that a tool
- * calling another tool goes through the same hooks. pi-agent-core 1.6.0's `runToolCall`.
- * Never rejects for tool failures: an aborted signal, an unknown tool, invalid arguments, a
- * blocked call and a thrown error come back as `isError: true`.
+ * Runs one tool call through the loop's steps without events or messages (pi-agent-core 1.6.0's
+ * `runToolCall`).
+ *
+ * The steps: argument preparation, validation, `beforeToolCall`, execution, `afterToolCall`; a
+ * tool that calls another tool uses it so that the same hooks apply. Never rejects for tool
+ * failures: an aborted signal, an unknown tool, invalid arguments, a blocked call and a thrown
+ * error come back as `isError: true`.
  */
 export declare function runToolCall(toolCall: AgentToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome>;
 
 /**
  * Sets the stream function that the loop functions and new `Agent`s use when given none
- * (pi-agent-core 1.6.0's). `undefined` leaves none, as pi starts: then they fail with pi's
- * "No default stream function configured" error. Unlike pi, the built-in
- * {@link streamSimple} is the default until this is called.
+ * (pi-agent-core 1.6.0's).
+ *
+ * `undefined` leaves none, as pi starts: then they fail with pi's "No default stream function
+ * configured" error. Unlike pi, the built-in {@link streamSimple} is the default until this is
+ * called.
  */
 export declare function setDefaultStreamFn(streamFn: StreamFn | undefined): void;
 /** The default stream function (the built-in `streamSimple` until set); throws pi's error when none is set. */
 export declare function getDefaultStreamFn(): StreamFn;
 /**
- * The built-in stream function for `model.api` `"openai-completions"` (OpenAI and compatible
- * servers), `"openai-responses"`, `"anthropic-messages"` and `"google-generative-ai"`,
- * requested over `fetch` and decoded in wasm. Reads `apiKey`, `signal`, `maxTokens`,
- * `temperature`, `toolChoice`, `reasoning`, `headers`, `identity`, `maxRetries`,
- * `maxRetryDelayMs`, `timeoutMs`, `fetch`, `env`, `onPayload`, `onResponse`, `sessionId`,
- * `cacheRetention`, `thinkingBudgets`, `metadata` and `maxEventBytes` from the options (in a
- * loop: from the config). Inside a loop its deltas never cross into JS one by one. Not in
- * pi-agent-core; request bodies and events follow pi-ai 1.6.0's `streamSimple`. It never
- * throws for a failure: HTTP and network errors, malformed events and aborts end the stream
- * with an error message.
+ * The built-in stream function: requests over `fetch` and decodes in wasm, for `model.api`
+ * `"openai-completions"` (OpenAI and compatible servers), `"openai-responses"`,
+ * `"anthropic-messages"` and `"google-generative-ai"`.
+ *
+ * Not in pi-agent-core; request bodies and events follow pi-ai 1.6.0's `streamSimple`. It reads
+ * `apiKey`, `signal`, `maxTokens`, `temperature`, `toolChoice`, `reasoning`, `headers`,
+ * `identity`, `maxRetries`, `maxRetryDelayMs`, `timeoutMs`, `fetch`, `env`, `onPayload`,
+ * `onResponse`, `sessionId`, `cacheRetention`, `thinkingBudgets`, `metadata` and
+ * `maxEventBytes` from the options (in a loop: from the config). Inside a loop its deltas never
+ * cross into JS one by one.
+ *
+ * It never throws for a failure: HTTP and network errors, malformed events and aborts end the
+ * stream with an error message.
  */
 export declare const streamSimple: {
+  /** Requests one response of `model` for `context` over `fetch`, and returns its events. */
   streamFn(
     model: Model<Api>,
     context: TranscriptContext,
@@ -705,13 +743,16 @@ export interface ProxyStreamOptions
 }
 
 /**
- * pi-agent-core 1.6.0's stream function for apps whose server holds the model key: POSTs
- * `{ model, context, options }` to `${proxyUrl}/api/stream` with `Authorization: Bearer
- * <authToken>`, and rebuilds the response from the server's events
- * ({@link ProxyAssistantMessageEvent}, one JSON per `data:` line). Plain JS over `fetch`: no
- * WebAssembly involved. On well-formed streams the request and events are pi's; unlike
- * pi's, it never throws, rejects or hangs (every failure ends the stream with an `error`
- * event naming the cause), and `authToken` never appears in an event.
+ * pi-agent-core 1.6.0's stream function for apps whose server holds the model key.
+ *
+ * POSTs `{ model, context, options }` to `${proxyUrl}/api/stream` with `Authorization: Bearer
+ * <authToken>`, and rebuilds the response from the server's events ({@link
+ * ProxyAssistantMessageEvent}, one JSON per `data:` line). Plain JS over `fetch`: no
+ * WebAssembly involved.
+ *
+ * On well-formed streams the request and events are pi's. Unlike pi's, it never throws, rejects
+ * or hangs (every failure ends the stream with an `error` event naming the cause), and
+ * `authToken` never appears in an event.
  */
 export declare function streamProxy(model: Model<any>, context: TranscriptContext, options: ProxyStreamOptions): AssistantMessageEventStream;
 
@@ -729,9 +770,10 @@ export interface SseEvent {
 }
 
 /**
- * Incremental Server-Sent Events decoder. Feed the body in chunks of any size (CR, LF and
- * CRLF line ends, multi-byte UTF-8 and the leading BOM may be split anywhere); each call
- * returns the events that chunk completed.
+ * Incremental Server-Sent Events decoder, the one the built-in stream uses. Not in pi.
+ *
+ * Feed the body in chunks of any size (CR, LF and CRLF line ends, multi-byte UTF-8 and the
+ * leading BOM may be split anywhere); each call returns the events that chunk completed.
  */
 export declare class SseDecoder {
   /**
@@ -781,16 +823,18 @@ export interface AgentState {
 }
 
 /**
- * The initial state of an {@link Agent}: model, thinking level, tools, messages, system
- * prompt. `systemPrompt` and `tools` become the leading system message unless `messages`
- * starts with one.
+ * The initial state of an {@link Agent}: model, thinking level, tools, messages, system prompt.
+ *
+ * `systemPrompt` and `tools` become the leading system message unless `messages` starts with
+ * one.
  */
 export type AgentInitialState = Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">>;
 
 /**
- * The options of `new Agent(options)` (pi-agent-core 1.6.0's). Unlike pi's, `streamFn` is
- * optional, and `restore`, `onCheckpoint` and `onInterruptedToolCall` are this package's.
- * The hooks are those of {@link AgentLoopConfig}.
+ * The options of `new Agent(options)` (pi-agent-core 1.6.0's).
+ *
+ * Unlike pi's, `streamFn` is optional, and `restore`, `onCheckpoint` and
+ * `onInterruptedToolCall` are this package's. The hooks are those of {@link AgentLoopConfig}.
  */
 export interface AgentOptions {
   /** The starting state: model, thinking level, tools, messages, system prompt. */
@@ -859,14 +903,17 @@ export interface AgentOptions {
 }
 
 /**
- * The stateful wrapper around the loop: owns the transcript and tools, queues steering and
- * follow-up messages, awaits its listeners in order for every event, and exposes abort and
- * idle. pi-agent-core 1.6.0's `Agent`. Its option fields are read when a run starts, so an
- * assignment applies from the next run. A run that fails (a hook or listener throws, the
- * stream function is missing) ends with pi's synthetic error message instead of rejecting.
- * Not as in pi: messages a failed run took from a queue but never sent go back to their
- * queue, each failure message has its own `usage` object, and the snapshot API
- * (`snapshot()`, `resume()`, `restore`) is this package's.
+ * The stateful wrapper around the loop (pi-agent-core 1.6.0's `Agent`): owns the transcript and
+ * tools, queues steering and follow-up messages, and awaits its listeners.
+ *
+ * Listeners are awaited in order for every event; `abort()` and `waitForIdle()` control the
+ * run. Its option fields are read when a run starts, so an assignment applies from the next
+ * run. A run that fails (a hook or listener throws, the stream function is missing) ends with
+ * pi's synthetic error message instead of rejecting.
+ *
+ * Not as in pi: messages a failed run took from a queue but never sent go back to their queue,
+ * each failure message has its own `usage` object, and the snapshot API (`snapshot()`,
+ * `resume()`, `restore`) is this package's.
  */
 export declare class Agent {
   /** Converts the transcript to LLM messages before each request. */
@@ -930,9 +977,11 @@ export declare class Agent {
    * subclasses may override them as accessors.
    */
   get steeringMode(): QueueMode;
+  /** Sets how many steering messages a poll takes. */
   set steeringMode(mode: QueueMode);
   /** How many follow-up messages a poll takes. */
   get followUpMode(): QueueMode;
+  /** Sets how many follow-up messages a poll takes. */
   set followUpMode(mode: QueueMode);
   /** Queues a message to add after the current turn's tool calls, before the next request. */
   steer(message: AgentMessage): void;
