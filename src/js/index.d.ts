@@ -773,13 +773,13 @@ export interface SseEvent {
  * Incremental Server-Sent Events decoder, the one the built-in stream uses. Not in pi.
  *
  * Feed the body in chunks of any size (CR, LF and CRLF line ends, multi-byte UTF-8 and the
- * leading BOM may be split anywhere); each call returns the events that chunk completed.
+ * leading BOM may be split anywhere); each call returns the events that chunk completed. A
+ * decoder made before an engine crash throws a `wasm_crashed` error when used: make a new one.
  */
 export declare class SseDecoder {
   /**
-   * Needs the module loaded: Node and Workers load it here; in a browser, `await ready()`
-   * first (else it throws a `wasm_not_ready` error). A decoder made before an engine crash
-   * throws a `wasm_crashed` error: make a new one.
+   * Needs the module loaded: where it loads synchronously (Node, Workers) it is loaded here;
+   * elsewhere (browsers) `await ready()` first, else this throws a `wasm_not_ready` error.
    */
   constructor();
   /** Feeds one chunk of the body; returns the events it completed, in order. */
