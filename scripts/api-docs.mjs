@@ -18,7 +18,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Application, ReflectionKind, TSConfigReader } from 'typedoc';
+import { Application, Logger, ReflectionKind, TSConfigReader } from 'typedoc';
 import { generate as generateModels } from './gen-models.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -185,9 +185,10 @@ function checkReplaceable(out) {
  * exports per module. Writes nothing when there are problems.
  *
  * `edit(file, text)`, when given, may change each staged declaration file's text (for the
- * test that checks that an undocumented export is caught).
+ * test that checks that an undocumented export is caught); `quiet` keeps TypeDoc's messages
+ * off the console (they are in `problems` all the same).
  */
-export async function buildApiDocs(out = DEFAULT_OUT, { edit } = {}) {
+export async function buildApiDocs(out = DEFAULT_OUT, { edit, quiet = false } = {}) {
   out = resolve(out);
   checkReplaceable(out);
   const staging = stage(edit);
@@ -196,7 +197,8 @@ export async function buildApiDocs(out = DEFAULT_OUT, { edit } = {}) {
   try {
     const app = await Application.bootstrapWithPlugins(typedocOptions(staging, rendered), [new TSConfigReader()]);
     const logger = app.logger;
-    const log = logger.log.bind(logger);
+    // Logger's own log only counts the message; the console logger's prints it too.
+    const log = quiet ? Logger.prototype.log.bind(logger) : logger.log.bind(logger);
     logger.log = (message, level) => {
       // 2: warning, 3: error. Without the terminal colours and the temporary directory.
       // eslint-disable-next-line no-control-regex
