@@ -18,7 +18,7 @@
 //   getter) still ends the run with its failure message and `agent_end` (pi's own failure
 //   handling throws on it, so prompt() rejects and listeners never see the run end).
 
-import { getDefaultStreamFn, startRun, CHECKPOINT_VERSION, UNTRACKED } from './loop.js';
+import { codedError, getDefaultStreamFn, startRun, CHECKPOINT_VERSION, UNTRACKED } from './loop.js';
 import { emptyUsage } from './messages.js';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'toolResult']);
@@ -283,7 +283,7 @@ export class Agent {
   /** L-151: back to the replayed system message; model, level, tools and hooks stay. A run
    * restored from a snapshot and not resumed is dropped. */
   reset() {
-    if (this.#run) throw new Error('Agent is already processing. Wait for completion before resetting.');
+    if (this.#run) throw codedError('agent_busy', 'Agent is already processing. Wait for completion before resetting.');
     this.#restored = undefined;
     const head = currentSystemMessage(this.#state.messages);
     this.#state.messages = head ? [head] : [];
@@ -351,7 +351,7 @@ export class Agent {
   /** Finishes the run of the snapshot this agent was restored from; resolves at once when
    * that snapshot had none (or it was resumed already). */
   async resume() {
-    if (this.#run) throw new Error('Agent is already processing. Wait for completion before resuming.');
+    if (this.#run) throw codedError('agent_busy', 'Agent is already processing. Wait for completion before resuming.');
     const position = this.#restored;
     if (position === undefined) return;
     this.#restored = undefined;
@@ -386,14 +386,14 @@ export class Agent {
   /** A run restored from a snapshot waits for `resume()`: no other run may start first. */
   #refusePending(what) {
     if (this.#restored !== undefined) {
-      throw new Error(`This agent was restored in the middle of a run: call resume() before ${what}() (or reset() to drop that run).`);
+      throw codedError('resume_pending', `This agent was restored in the middle of a run: call resume() before ${what}() (or reset() to drop that run).`);
     }
   }
 
   /** L-145. */
   async prompt(input, images) {
     if (this.#run) {
-      throw new Error('Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.');
+      throw codedError('agent_busy', 'Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.');
     }
     this.#refusePending('prompt');
     await this.#runPrompts(promptMessages(input, images));
@@ -402,11 +402,11 @@ export class Agent {
   /** L-147: continue from the transcript (its last message must not be an assistant's,
    * unless messages are queued). */
   async continue() {
-    if (this.#run) throw new Error('Agent is already processing. Wait for completion before continuing.');
+    if (this.#run) throw codedError('agent_busy', 'Agent is already processing. Wait for completion before continuing.');
     this.#refusePending('continue');
     const messages = this.#state.messages;
     const last = messages[messages.length - 1];
-    if (!last || messages.every((m) => m.role === 'system')) throw new Error('No messages to continue from');
+    if (!last || messages.every((m) => m.role === 'system')) throw codedError('no_messages', 'No messages to continue from');
     if (last.role !== 'assistant') {
       await this.#lifecycle((signal, config, probe) =>
         startRun(1, undefined, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, this.#runOptions(probe)));
@@ -422,7 +422,7 @@ export class Agent {
       await this.#runPrompts(followUps, false, [this.#followUps, followUps]);
       return;
     }
-    throw new Error('Cannot continue from message role: assistant');
+    throw codedError('continue_from_assistant', 'Cannot continue from message role: assistant');
   }
 
   async #runPrompts(prompts, skipInitialSteeringPoll = false, fromQueue = undefined) {

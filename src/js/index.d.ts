@@ -43,6 +43,33 @@ import type {
 export * from "./ai.js";
 
 // ---------------------------------------------------------------------------------------
+// Errors
+
+/**
+ * The `code` of an `Error` this package raises itself; values your own code throws reach you
+ * unchanged. Messages are pi's where pi has the same error.
+ *
+ * - `wasm_load_failed`: the `.wasm` could not be loaded (`cause` holds why); the next call tries again.
+ * - `wasm_not_ready`: `new SseDecoder()` in a browser before `await ready()`.
+ * - `wasm_crashed`: an object made before the engine crashed and restarted was used.
+ * - `invalid_input`: a value from outside had the wrong shape or could not be read.
+ * - `no_messages`, `continue_from_assistant`: nothing to continue from.
+ * - `no_default_stream_fn`: no `streamFn`, and the default was unset.
+ * - `agent_busy`: an `Agent` was asked to start, continue, resume or reset during a run.
+ * - `resume_pending`: a restored `Agent` was asked to start a run before `resume()`.
+ */
+export type ErrorCode =
+  | "wasm_load_failed"
+  | "wasm_not_ready"
+  | "wasm_crashed"
+  | "invalid_input"
+  | "no_messages"
+  | "continue_from_assistant"
+  | "no_default_stream_fn"
+  | "agent_busy"
+  | "resume_pending";
+
+// ---------------------------------------------------------------------------------------
 // Loading
 
 /**

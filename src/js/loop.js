@@ -26,9 +26,16 @@ export function setDefaultStreamFn(streamFn) {
   defaultStreamFn = streamFn;
 }
 
+/** An `Error` with pi's `message` and this package's stable `code` (docs/errors.md). */
+export function codedError(code, message) {
+  const error = new Error(message);
+  error.code = code;
+  return error;
+}
+
 export function getDefaultStreamFn() {
   if (!defaultStreamFn) {
-    throw new Error('No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().');
+    throw codedError('no_default_stream_fn', 'No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().');
   }
   return defaultStreamFn;
 }
@@ -620,10 +627,10 @@ export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {
 function checkContinue(context) {
   const messages = context?.messages;
   if (!Array.isArray(messages) || messages.length === 0) {
-    throw new Error('Cannot continue: no messages in context');
+    throw codedError('no_messages', 'Cannot continue: no messages in context');
   }
   if (messages[messages.length - 1]?.role === 'assistant') {
-    throw new Error('Cannot continue from message role: assistant');
+    throw codedError('continue_from_assistant', 'Cannot continue from message role: assistant');
   }
 }
 
