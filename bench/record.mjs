@@ -23,7 +23,7 @@ const pick = (text, re, what) => {
 const loop = run('bench/loop.mjs');
 const provider = run('bench/provider.mjs');
 const cold = run('bench/cold-start.mjs');
-const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'Cargo.toml', 'Cargo.lock'], { cwd: root, encoding: 'utf8' }).trim() !== '';
+const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'Cargo.toml', 'Cargo.lock', ':(exclude)src/**/*.d.ts'], { cwd: root, encoding: 'utf8' }).trim() !== '';
 const results = {
   commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim() + (dirty ? ' (with uncommitted changes to src/)' : ''),
   date: new Date().toISOString().slice(0, 10),

@@ -1,5 +1,5 @@
 // Agent sessions on Durable Objects: one object per session id, steered and followed over
-// HTTP (see the README's "Agent sessions on Durable Objects"). Offline by default: the demo's
+// HTTP (see docs/checkpoints-and-sessions.md, "Agent sessions on Durable Objects"). Offline by default: the demo's
 // scripted model answers through the built-in provider, over a `fetch` that never leaves the
 // Worker. With LLM_BASE_URL set, a real OpenAI-compatible server answers, with the key from
 // the LLM_API_KEY secret.
