@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { getModel } from 'pi-agent-wasm/models';
 import { launchChromium } from './helpers.mjs';
-import { startDemoServer, ask, followUp, userMessages } from './shared/demo-server.mjs';
+import { startDemoServer, openDemo, idle, ask, followUp, userMessages } from './shared/demo-server.mjs';
 
 let server;
 let url;
@@ -24,17 +24,7 @@ after(async () => {
 });
 
 /** A fresh page of the demo; collects console errors and page errors. */
-async function open(viewport = { width: 1200, height: 900 }) {
-  const page = await browser.newPage({ viewport });
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
-  page.on('pageerror', (e) => problems.push(String(e)));
-  await page.goto(url);
-  await page.waitForFunction(() => window.demo?.agent);
-  return { page, problems };
-}
-
-const idle = (page) => page.waitForFunction(() => !window.demo.agent.state.isStreaming && document.querySelector('#send').textContent === 'Send', null, { timeout: 20000 });
+const open = (viewport) => openDemo(browser, url, viewport);
 /** Two animation frames: what the page does after a DOM change (observers, layout) is done. */
 const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 const lastFooter = (page) => page.$$eval('.msg.assistant .footer', (els) => els.at(-1).textContent);

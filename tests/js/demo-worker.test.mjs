@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { launchChromium } from './helpers.mjs';
 import { bundleExample, runExample } from './shared/example-worker.mjs';
-import { startDemoServer, ask, followUp, userMessages } from './shared/demo-server.mjs';
+import { startDemoServer, openWorkerBackend, ask, followUp, userMessages } from './shared/demo-server.mjs';
 
 let out;
 let mf;
@@ -32,14 +32,7 @@ after(async () => {
 });
 
 test('demo: the Worker backend runs a session over HTTP; live events, and a reload shows it once', async () => {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(String(e)));
-  await page.goto(url);
-  await page.waitForFunction(() => window.demo?.worker);
-  await page.click('#settings-toggle');
-  await page.selectOption('#preset', 'worker');
+  const { context, page, problems } = await openWorkerBackend(browser, url);
   assert.match(await page.textContent('#model-label'), /Worker backend/);
   await page.fill('#input', 'What is 17*23?');
   await page.press('#input', 'Enter');
@@ -96,14 +89,7 @@ test('demo: the Worker backend runs a session over HTTP; live events, and a relo
 });
 
 test('demo: the Worker backend labels a steering message steering and a follow-up follow-up, live and after a reload', async () => {
-  const context = await browser.newContext(); // a tab of its own: a new session
-  const page = await context.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(String(e)));
-  await page.goto(url);
-  await page.waitForFunction(() => window.demo?.worker);
-  await page.click('#settings-toggle');
-  await page.selectOption('#preset', 'worker');
+  const { context, page, problems } = await openWorkerBackend(browser, url); // a tab of its own: a new session
   await ask(page, 'run a slow long task');
   await page.waitForFunction(() => /step 1 of 5/.test(document.querySelector('.card-progress')?.textContent ?? ''), null, { timeout: 20000 });
   await ask(page, 'Also mention the weather.'); // Enter during a run steers

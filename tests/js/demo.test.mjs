@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { launchChromium, repoRoot } from './helpers.mjs';
-import { startDemoServer, ask } from './shared/demo-server.mjs';
+import { startDemoServer, openDemo, idle, ask } from './shared/demo-server.mjs';
 
 let server;
 let url;
@@ -27,17 +27,7 @@ after(async () => {
 });
 
 /** A fresh page of the demo; collects console errors and page errors. */
-async function open(viewport = { width: 1200, height: 900 }) {
-  const page = await browser.newPage({ viewport });
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
-  page.on('pageerror', (e) => problems.push(String(e)));
-  await page.goto(url);
-  await page.waitForFunction(() => window.demo?.agent);
-  return { page, problems };
-}
-
-const idle = (page) => page.waitForFunction(() => !window.demo.agent.state.isStreaming && document.querySelector('#send').textContent === 'Send', null, { timeout: 20000 });
+const open = (viewport) => openDemo(browser, url, viewport);
 
 test('demo: "what is 17*23, and what time is it?" runs two tools in parallel and answers 391; the inspector is balanced', async () => {
   const { page, problems } = await open();

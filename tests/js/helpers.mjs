@@ -95,3 +95,16 @@ export async function packAndInstall() {
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
 }
+
+/** Resolves once every callback queued so far, and what those queue in turn for a few
+ * rounds, has run: a point in the order of events, not a wait for time. */
+export async function drained(rounds = 5) {
+  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** A deferred: a promise and the function that resolves it. */
+export function deferred() {
+  let resolve;
+  const promise = new Promise((r) => { resolve = r; });
+  return { promise, resolve };
+}

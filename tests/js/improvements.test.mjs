@@ -9,24 +9,13 @@ import * as piCore from '@earendil-works/pi-agent-core';
 import { createAssistantMessageEventStream as piStream } from '@earendil-works/pi-ai';
 import { IMPROVEMENTS } from './shared/improvements.mjs';
 import { assistant, scriptedStream } from './shared/scripted-loop.mjs';
+import { drained, deferred } from './helpers.mjs';
 
 const pi = { ...piCore, createAssistantMessageEventStream: piStream };
 const A = assistant;
 const user = { role: 'user', content: 'hi', timestamp: 1 };
 const config = { model: { id: 'm', api: 'a', provider: 'p' }, convertToLlm: (m) => m };
 
-/** Resolves once every callback queued so far, and what those queue in turn for a few
- * rounds, has run: a point in the order of events, not a wait for time. */
-async function drained(rounds = 5) {
-  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
-}
-
-/** A deferred: a promise and the function that resolves it. */
-function deferred() {
-  let resolve;
-  const promise = new Promise((r) => { resolve = r; });
-  return { promise, resolve };
-}
 
 /** Whether `promise` has settled, read at any later point. */
 function watch(promise) {

@@ -13,21 +13,10 @@ import { PROXY_TOKEN, startRawServer, sse } from './shared/proxy-server.mjs';
 import { normalize, runProxy, withFetch, bodyFetch, assertSameRun, assertSameButMessage } from './shared/proxy-run.mjs';
 import { model, context, ev, HELLO, bothRaw, streamed, answer } from './shared/proxy-fixtures.mjs';
 import { USAGE } from './shared/proxy-fuzz.mjs';
+import { drained, deferred } from './helpers.mjs';
 
 const realFetch = globalThis.fetch;
 
-/** Resolves once every callback queued so far, and what those queue in turn for a few
- * rounds, has run: a point in the order of events, not a wait for time. */
-async function drained(rounds = 5) {
-  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
-}
-
-/** A deferred: a promise and the function that resolves it. */
-function deferred() {
-  let resolve;
-  const promise = new Promise((r) => { resolve = r; });
-  return { promise, resolve };
-}
 
 /**
  * The global fetch, with the response's body read through a pass-through stream that pulls

@@ -37,3 +37,32 @@ export async function followUp(page, text) {
 /** Each user message of the transcript as { who, body } (the label as written, not as styled). */
 export const userMessages = (page) =>
   page.$$eval('#transcript .msg.user', (els) => els.map((e) => ({ who: e.querySelector('.who').textContent, body: e.querySelector('.body').textContent })));
+
+/** A fresh page of the demo in `browser` at `url`, its agent ready; collects console errors
+ * and page errors in `problems`. */
+export async function openDemo(browser, url, viewport = { width: 1200, height: 900 }) {
+  const page = await browser.newPage({ viewport });
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => window.demo?.agent);
+  return { page, problems };
+}
+
+/** Resolves once the page's agent is idle and the composer's button reads Send again. */
+export const idle = (page) =>
+  page.waitForFunction(() => !window.demo.agent.state.isStreaming && document.querySelector('#send').textContent === 'Send', null, { timeout: 20000 });
+
+/** A page of its own (a new browser context: a new session) switched to the Worker backend. */
+export async function openWorkerBackend(browser, url) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => window.demo?.worker);
+  await page.click('#settings-toggle');
+  await page.selectOption('#preset', 'worker');
+  return { context, page, problems };
+}
