@@ -31,6 +31,7 @@ export function comparisonTable({ size, bench }) {
     `| Streamed tool-call arguments, 1 MB in 8-byte deltas | ${time(bench.streamedArguments1MB)} | ${pi(bench.streamedArguments1MB)} |`,
     `| Long session: per turn, 400 turns with 16 KB tool results | ${time(bench.longSessionPerTurn)} | ${pi(bench.longSessionPerTurn)} |`,
     `| Cold start to the first \`agent_end\` (Node, installed) | ${time(bench.coldStartInstalled)} | ${pi(bench.coldStartInstalled)} |`,
+    `| The same, each app bundled into one file by esbuild | ${time(bench.coldStartBundled)} | ${pi(bench.coldStartBundled)} |`,
     '',
     `Speeds recorded at ${bench.commit} on ${bench.date} (${bench.machine}).`,
   ];

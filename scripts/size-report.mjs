@@ -10,7 +10,7 @@ const WASM_GZIP_BUDGET_BYTES = 180.5 * 1024;
 //   what a browser downloads.
 const BROWSER_CHUNK_GZIP_BUDGET_BYTES = 172.5 * 1024;
 
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync, renameSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
@@ -89,7 +89,12 @@ const report = {
   modelProviders: providers.length,
 };
 mkdirSync(new URL('../target', import.meta.url), { recursive: true });
-writeFileSync(new URL('../target/size-report.json', import.meta.url), JSON.stringify(report, null, 2) + '\n');
+// Written whole, then renamed into place: a test reading it while another run of this script
+// writes it (tests/js/size-budget.test.mjs runs it) sees one whole file or the other.
+const reportFile = new URL('../target/size-report.json', import.meta.url);
+const partial = new URL(`../target/size-report.json.${process.pid}`, import.meta.url);
+writeFileSync(partial, JSON.stringify(report, null, 2) + '\n');
+renameSync(partial, reportFile);
 
 if (!packed.files.some((f) => f.path.endsWith('.wasm'))) {
   console.error('size report: the packed package has no .wasm file');
