@@ -9,6 +9,6 @@ cd "$(dirname "$0")/.."
 {
   rustc -V 2>/dev/null || echo "no rustc"
   find src Cargo.toml Cargo.lock package-lock.json .cargo \
-    scripts/build.sh scripts/cargo-build.sh scripts/package-wasm.mjs scripts/gen-models.mjs scripts/size-report.mjs \
+    scripts/build.sh scripts/package-wasm.mjs scripts/gen-models.mjs scripts/size-report.mjs \
     -type f 2>/dev/null | LC_ALL=C sort | xargs sha256sum
 } | sha256sum | cut -c1-32

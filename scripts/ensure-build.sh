@@ -17,12 +17,7 @@ elif [ -f "$cache/pi_agent_wasm_bg.wasm" ]; then
   mkdir -p target
   echo "$key" >target/pkg.key
 else
-  bash scripts/setup.sh rust
-  echo "[build] building the package (about a minute on two cores; again after each change of the sources)"
-  # cargo compiles while npm installs (the rest of the build needs both).
-  bash scripts/cargo-build.sh &
-  cargo_pid=$!
   bash scripts/setup.sh demo
-  wait "$cargo_pid"
+  echo "[build] building the package (about a minute on two cores; again after each change of the sources)"
   bash scripts/build.sh
 fi

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Installs the tools the build and the tests need. Idempotent: each step checks first, so a
 # second run on a ready machine takes a few seconds.
-#   scripts/setup.sh rust   the Rust side of the build: the wasm32 target, wasm-bindgen-cli
-#   scripts/setup.sh demo   what the build needs, for `npm start`: those, and the npm
-#                           devDependencies (binaryen's wasm-opt)
+#   scripts/setup.sh demo   what the build needs, for `npm start`: the wasm32 target,
+#                           wasm-bindgen-cli, the npm devDependencies (binaryen's wasm-opt)
 #   scripts/setup.sh        all of that, and what the tests need besides: cargo-fuzz and a
 #                           nightly toolchain, the consumer projects' tools, Chromium
 set -euo pipefail
@@ -11,8 +10,8 @@ cd "$(dirname "$0")/.."
 
 mode=${1:-all}
 case "$mode" in
-  rust | demo | all) ;;
-  *) echo "usage: scripts/setup.sh [rust | demo]" >&2; exit 2 ;;
+  demo | all) ;;
+  *) echo "usage: scripts/setup.sh [demo]" >&2; exit 2 ;;
 esac
 step() { printf '[setup] %s\n' "$*"; }
 
@@ -34,10 +33,6 @@ if [ "$have" != "$want" ]; then
   step "cargo install wasm-bindgen-cli $want (found: ${have:-none}); takes a few minutes once"
   # Not --locked: the CLI's own lockfile pins a crate version the registry no longer serves.
   cargo install wasm-bindgen-cli --version "$want" --force
-fi
-
-if [ "$mode" = rust ]; then
-  exit 0
 fi
 
 # 3. npm packages (wasm-opt from binaryen, miniflare/wrangler, playwright-core, typescript).
