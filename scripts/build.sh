@@ -34,11 +34,13 @@ rm -f pkg/.gitignore
 node scripts/gen-models.mjs
 node scripts/size-report.mjs
 
-# Keep this build under its inputs' key: scripts/start.sh copies it into a fresh clone of
-# the same sources instead of building again. The five newest builds are kept.
+# Keep this build (pkg/ and its size report) under its inputs' key: scripts/ensure-build.sh
+# copies it into a fresh clone of the same sources instead of building again. The five newest
+# builds are kept.
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/pi-agent-wasm/builds"
-if mkdir -p "$cache" 2>/dev/null; then
-  rm -rf "$cache/$key.tmp" && cp -r pkg "$cache/$key.tmp" && rm -rf "${cache:?}/$key" && mv "$cache/$key.tmp" "$cache/$key"
+if mkdir -p "$cache/$key.tmp" 2>/dev/null; then
+  cp -r pkg "$cache/$key.tmp/pkg" && cp target/size-report.json "$cache/$key.tmp/" &&
+    rm -rf "${cache:?}/$key" && mv "$cache/$key.tmp" "$cache/$key"
   ls -1dt "$cache"/*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf
 fi
 mkdir -p target

@@ -10,11 +10,12 @@ key=$(bash scripts/build-key.sh)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/pi-agent-wasm/builds/$key"
 if [ -f pkg/pi_agent_wasm_bg.wasm ] && [ "$(cat target/pkg.key 2>/dev/null)" = "$key" ]; then
   echo "[build] pkg/ is the build of these sources"
-elif [ -f "$cache/pi_agent_wasm_bg.wasm" ]; then
+elif [ -f "$cache/pkg/pi_agent_wasm_bg.wasm" ]; then
   echo "[build] these sources were built on this machine before: copying that build into pkg/"
   rm -rf pkg
-  cp -r "$cache" pkg
+  cp -r "$cache/pkg" pkg
   mkdir -p target
+  cp "$cache/size-report.json" target/
   echo "$key" >target/pkg.key
 else
   bash scripts/setup.sh demo

@@ -46,8 +46,8 @@ export * from "./ai.js";
 // Errors
 
 /**
- * The `code` of an `Error` this package raises itself; values your own code throws reach you
- * unchanged. Messages are pi's where pi has the same error.
+ * The `code` of an `Error` this package raises itself; a value your hook, tool or listener throws
+ * reaches you unchanged (docs/errors.md says where). Messages are pi's where pi has the same error.
  *
  * - `wasm_load_failed`: the `.wasm` could not be loaded (`cause` holds why); the next call tries again.
  * - `wasm_not_ready`: `new SseDecoder()` in a browser before `await ready()`.
