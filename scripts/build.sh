@@ -38,7 +38,7 @@ node scripts/size-report.mjs
 # copies it into a fresh clone of the same sources instead of building again. The five newest
 # builds are kept.
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/pi-agent-wasm/builds"
-if mkdir -p "$cache/$key.tmp" 2>/dev/null; then
+if rm -rf "$cache/$key.tmp" && mkdir -p "$cache/$key.tmp" 2>/dev/null; then
   cp -r pkg "$cache/$key.tmp/pkg" && cp target/size-report.json "$cache/$key.tmp/" &&
     rm -rf "${cache:?}/$key" && mv "$cache/$key.tmp" "$cache/$key"
   ls -1dt "$cache"/*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf

@@ -56,7 +56,7 @@ const PRESETS = {
   gemini: { label: 'Google Gemini', api: 'google-generative-ai', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', model: 'gemini-2.5-flash', key: true, catalogue: 'google', hint: 'Gemini streamGenerateContent.' },
   openrouter: { label: 'OpenRouter', api: 'openai-completions', baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4o-mini', key: true, catalogue: 'openrouter', hint: 'OpenAI-compatible Chat Completions.' },
   worker: { label: 'Worker backend (examples/worker)', api: 'openai-completions', baseUrl: `${location.origin}/worker`, model: 'demo-scripted', key: false,
-    hint: 'A session on a Durable Object: run `npx wrangler dev --port 8799` in examples/worker (this server relays /worker to it). The agent runs in the Worker; this page sends prompts, steering and aborts over HTTP and follows the events; a reload shows them again, once.' },
+    hint: 'A session on a Durable Object: run `npm ci && npm run dev -- --port 8799` in examples/worker (this server relays /worker to it). The agent runs in the Worker; this page sends prompts, steering and aborts over HTTP and follows the events; a reload shows them again, once.' },
   local: { label: 'Local server (Ollama, llama.cpp)', api: 'openai-completions', baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen2.5:7b', key: false,
     hint: 'Any OpenAI-compatible server; the server must allow this page\'s origin (CORS).' },
 };

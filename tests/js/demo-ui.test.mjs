@@ -3,28 +3,14 @@
 // labelled by their kind; the conversation and the event inspector follow new content
 // unless the user has scrolled up; costs come from the model catalogue (pi-agent-wasm/models)
 // and are never made up. (The Worker backend's labels are in demo-worker.test.mjs.)
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getModel } from 'pi-agent-wasm/models';
-import { launchChromium } from './helpers.mjs';
-import { startDemoServer, openDemo, idle, ask, followUp, userMessages } from './shared/demo-server.mjs';
+import { demoPage, idle, ask, followUp, userMessages } from './shared/demo-server.mjs';
 
-let server;
-let url;
-let browser;
-
-before(async () => {
-  ({ child: server, url } = await startDemoServer());
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.kill();
-});
-
+const demo = demoPage();
 /** A fresh page of the demo; collects console errors and page errors. */
-const open = (viewport) => openDemo(browser, url, viewport);
+const open = demo.open;
 /** Two animation frames: what the page does after a DOM change (observers, layout) is done. */
 const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 const lastFooter = (page) => page.$$eval('.msg.assistant .footer', (els) => els.at(-1).textContent);
@@ -151,7 +137,7 @@ test('demo: costs come from the model catalogue: none for the scripted model, th
   assert.ok(known.cost.input > 0 && known.cost.output > 0);
   await page.click('#settings-toggle');
   await page.selectOption('#preset', 'openrouter');
-  await page.fill('#base-url', `${url}demo/v1`);
+  await page.fill('#base-url', `${demo.url}demo/v1`);
   await page.fill('#model-id', 'openai/gpt-4o-mini');
   await page.fill('#api-key', 'test-key-0000');
   await page.waitForFunction(() => /\$0\.15 in .* \$0\.60 out/.test(document.querySelector('#price-hint')?.textContent));

@@ -4,30 +4,17 @@
 // recovery. Saves a screenshot of the finished conversation to test-results/. Then the
 // server itself under hostile requests (issue 12, defect 10): a slow regex, huge bodies,
 // foreign Host names, malformed bodies.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launchChromium, repoRoot } from './helpers.mjs';
-import { startDemoServer, openDemo, idle, ask } from './shared/demo-server.mjs';
+import { repoRoot } from './helpers.mjs';
+import { demoPage, startDemoServer, idle, ask } from './shared/demo-server.mjs';
 
-let server;
-let url;
-let browser;
-
-before(async () => {
-  ({ child: server, url } = await startDemoServer());
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.kill();
-});
-
+const demo = demoPage();
 /** A fresh page of the demo; collects console errors and page errors. */
-const open = (viewport) => openDemo(browser, url, viewport);
+const open = demo.open;
 
 test('demo: "what is 17*23, and what time is it?" runs two tools in parallel and answers 391; the inspector is balanced', async () => {
   const { page, problems } = await open();
@@ -125,7 +112,7 @@ test('demo: a refused API key shows the provider\'s error text, never the key', 
   const { page, problems } = await open();
   await page.click('#settings-toggle');
   await page.selectOption('#preset', 'openai');
-  await page.fill('#base-url', `${url}demo/unauthorized/v1`);
+  await page.fill('#base-url', `${demo.url}demo/unauthorized/v1`);
   await page.fill('#api-key', 'sk-demo-secret-123456');
   await ask(page, 'hello');
   await idle(page);
@@ -191,7 +178,7 @@ test('demo server: the model reads arithmetic in linear time; 900 KB of digits s
   // The old regex needed about 24 s for 100 KB of digits and grew with the square of the
   // length: this body would have blocked the server for over half an hour.
   for (const content of ['7'.repeat(900_000), '1-'.repeat(450_000), `Tool ${'x'.repeat(900_000)}`]) {
-    const answer = await send(url, '/demo/v1/chat/completions', { headers: { 'content-type': 'text/plain' }, body: chat(content) });
+    const answer = await send(demo.url, '/demo/v1/chat/completions', { headers: { 'content-type': 'text/plain' }, body: chat(content) });
     assert.equal(answer.status, 200, answer.text.slice(0, 200));
     assert.match(answer.text, /data: \[DONE\]\n\n$/);
   }
@@ -202,13 +189,13 @@ test('demo server: the model reads arithmetic in linear time; 900 KB of digits s
       { role: 'tool', tool_call_id: 'c1', content: `Tool ${'y'.repeat(900_000)} not found` },
     ],
   });
-  const answer = await send(url, '/demo/v1/chat/completions', { body: results });
+  const answer = await send(demo.url, '/demo/v1/chat/completions', { body: results });
   assert.equal(answer.status, 200);
   assert.match(answerText(answer.text), /\*\*calculator\*\* failed: Tool y{195}/, 'the result reads as a failure');
 });
 
 test('demo server: a body over 1 MiB gets a 413 JSON error, and is not read to its end', async () => {
-  const declared = await send(url, '/demo/v1/chat/completions', {
+  const declared = await send(demo.url, '/demo/v1/chat/completions', {
     headers: { 'content-type': 'application/json', 'content-length': String(300 * 1024 * 1024) },
     // Announces 300 MB, sends a few bytes: answered without waiting for the rest.
     body: (req) => req.write('{"messages":'),
@@ -217,7 +204,7 @@ test('demo server: a body over 1 MiB gets a 413 JSON error, and is not read to i
   assert.match(JSON.parse(declared.text).error.message, /larger than 1048576 bytes/);
 
   const total = 64 * 1024 * 1024;
-  const streamed = await send(url, '/demo/v1/chat/completions', {
+  const streamed = await send(demo.url, '/demo/v1/chat/completions', {
     headers: { 'content-type': 'text/plain' },
     // Chunked, no length: 64 MB of digits written until the server answers. Each write waits
     // a turn of the event loop, as a real sender does, so the answer is read between writes:
@@ -242,19 +229,19 @@ test('demo server: a body over 1 MiB gets a 413 JSON error, and is not read to i
   assert.equal(streamed.type, 'application/json');
   assert.ok(streamed.sent < total, `answered only after the whole ${streamed.sent} bytes were sent`);
   // The server still answers.
-  assert.equal((await send(url, '/demo/v1/chat/completions', { body: chat('hello') })).status, 200);
+  assert.equal((await send(demo.url, '/demo/v1/chat/completions', { body: chat('hello') })).status, 200);
 });
 
 test('demo server: only local Host names are served (DNS rebinding), unless --allowed-hosts or ALLOWED_HOSTS names more', async () => {
-  const { port } = new URL(url);
+  const { port } = new URL(demo.url);
   for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `app.localhost:${port}`, 'LOCALHOST']) {
-    assert.equal((await send(url, '/', { method: 'GET', headers: { host } })).status, 200, host);
+    assert.equal((await send(demo.url, '/', { method: 'GET', headers: { host } })).status, 200, host);
   }
   for (const host of [`evil.example:${port}`, 'evil.example', `localhost.evil.example:${port}`, `127.0.0.1.nip.io:${port}`, '[::1']) {
-    const refused = await send(url, '/demo/v1/chat/completions', { headers: { host }, body: chat('hello') });
+    const refused = await send(demo.url, '/demo/v1/chat/completions', { headers: { host }, body: chat('hello') });
     assert.equal(refused.status, 403, host);
     assert.match(JSON.parse(refused.text).error.message, /--allowed-hosts/);
-    assert.equal((await send(url, '/', { method: 'GET', headers: { host } })).status, 403, host);
+    assert.equal((await send(demo.url, '/', { method: 'GET', headers: { host } })).status, 403, host);
   }
   for (const [args, env] of [[['--allowed-hosts', 'demo.test, Other.test'], {}], [[], { ALLOWED_HOSTS: 'demo.test,other.test' }]]) {
     const extra = await startDemoServer(args, env);
@@ -286,13 +273,13 @@ test('demo server: a malformed model request gets a 400 JSON error that names th
     ['{"messages":', /not JSON/],
   ];
   for (const [body, message] of cases) {
-    const answer = await send(url, '/demo/v1/chat/completions', { headers: { 'content-type': 'application/json' }, body });
+    const answer = await send(demo.url, '/demo/v1/chat/completions', { headers: { 'content-type': 'application/json' }, body });
     assert.equal(answer.status, 400, body);
     assert.equal(answer.type, 'application/json', body);
     assert.match(JSON.parse(answer.text).error.message, message, body);
   }
-  assert.equal((await send(url, '/%E0%A4%A', { method: 'GET' })).status, 400, 'a path that is not percent-encoding');
-  const fine = await send(url, '/demo/v1/chat/completions', { body: chat('what is 17*23?') });
+  assert.equal((await send(demo.url, '/%E0%A4%A', { method: 'GET' })).status, 400, 'a path that is not percent-encoding');
+  const fine = await send(demo.url, '/demo/v1/chat/completions', { body: chat('what is 17*23?') });
   assert.equal(fine.status, 200);
   assert.match(fine.text, /"name":"calculator"/);
 });

@@ -1,8 +1,9 @@
 // The demo's own server (www/server.mjs) for the browser tests of the page, and the few
 // page steps they share.
 import { spawn } from 'node:child_process';
+import { before, after } from 'node:test';
 import { join } from 'node:path';
-import { repoRoot } from '../helpers.mjs';
+import { repoRoot, launchChromium } from '../helpers.mjs';
 
 /** Starts www/server.mjs on a free port; resolves to { child, url } (url ends with "/"). */
 export async function startDemoServer(args = [], env = {}) {
@@ -65,4 +66,22 @@ export async function openWorkerBackend(browser, url) {
   await page.click('#settings-toggle');
   await page.selectOption('#preset', 'worker');
   return { context, page, problems };
+}
+
+/** For a test file of the page: starts the demo server and Chromium before its tests and
+ * stops them after. Returns `{ url, open(viewport) }` (`url` is set once the server runs;
+ * `open` is openDemo on that browser and server). */
+export function demoPage() {
+  let server;
+  let browser;
+  const demo = { url: undefined, open: (viewport) => openDemo(browser, demo.url, viewport) };
+  before(async () => {
+    ({ child: server, url: demo.url } = await startDemoServer());
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    server?.kill();
+  });
+  return demo;
 }
