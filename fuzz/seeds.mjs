@@ -96,14 +96,6 @@ for (const n of DEPTHS) {
   }
 }
 
-// ---- partial_json: the recorded streaming cases, whole and in their pieces -----------
-for (const [n, c] of json("streaming-json.json").entries()) putSplit("partial_json", c.doc, n);
-for (const [n, d] of deepDocs.entries()) {
-  putSplit("partial_json", d, n);
-  putSplit("partial_json", d.slice(0, d.length / 2), n + 1); // cut mid-way: still open
-}
-putSplit("partial_json", '{"s": "\\ud83d", "t": "\\ude00\\ud83d\\ude00"}'); // lone surrogates
-
 // ---- json: JSON texts (the streaming cases, deep ones, numbers and strings at the edges) --
 for (const c of json("streaming-json.json")) put("json", c.doc);
 for (const d of deepDocs) put("json", d);

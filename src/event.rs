@@ -64,10 +64,10 @@ pub enum AssistantMessageEvent {
         content_index: usize,
         delta: String,
         partial: Partial,
-        /// The call's `arguments` as they now stand, when `delta` does not continue the
-        /// call's JSON text (Gemini's argument objects; a provider's full text that replaced
-        /// what had streamed): a writer that parses the text itself takes these instead.
-        /// Not part of pi's JSON form.
+        /// When `delta` does not continue the call's JSON text: Gemini's argument object as
+        /// the arguments now stand, or (a string) a provider's full text that replaced what
+        /// had streamed, `delta` included, from which the partial parse starts over. Not part
+        /// of pi's JSON form.
         replaced: Option<Value>,
     },
     ToolcallEnd {

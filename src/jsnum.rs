@@ -171,7 +171,8 @@ pub fn is_truthy(v: &Value) -> bool {
         Value::Bool(b) => *b,
         Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
         Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
+        // An object (or a value JSON cannot hold) that the host keeps.
+        Value::Array(_) | Value::Object(_) | Value::Host(_) => true,
     }
 }
 
@@ -300,6 +301,7 @@ pub fn json_stringify(value: &Value) -> String {
         Style {
             negative_zero: false,
             pretty: false,
+            unread_hosts: false,
         },
     )
 }
@@ -313,6 +315,20 @@ pub fn json_for_js(value: &Value) -> String {
         Style {
             negative_zero: true,
             pretty: false,
+            unread_hosts: false,
+        },
+    )
+}
+
+/// [`json_for_js`] with each host value (`crate::json::Host`) written as `null`, unread:
+/// the binding puts the host's own value in its place.
+pub fn json_skeleton_for_js(value: &Value) -> String {
+    text_of(
+        value,
+        Style {
+            negative_zero: true,
+            pretty: false,
+            unread_hosts: true,
         },
     )
 }
@@ -324,6 +340,7 @@ pub fn json_stringify_pretty(value: &Value) -> String {
         Style {
             negative_zero: false,
             pretty: true,
+            unread_hosts: false,
         },
     )
 }

@@ -37,7 +37,7 @@ mod read;
 mod value;
 mod write;
 pub use read::Reader;
-pub use value::{Index, Map, Number, Value};
+pub use value::{Host, HostValue, Index, Map, Number, Value};
 pub use write::{write, write_str, Style};
 
 /// Why a text was not read.

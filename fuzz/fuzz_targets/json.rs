@@ -6,8 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pi_agent_wasm::json::{parse, MAX_DEPTH};
 use pi_agent_wasm::json::Value;
+use pi_agent_wasm::json::{parse, MAX_DEPTH};
 
 /// Whether `text` escapes a surrogate (`\uD800`–`\uDFFF`).
 fn escapes_a_surrogate(text: &str) -> bool {
@@ -17,7 +17,7 @@ fn escapes_a_surrogate(text: &str) -> bool {
         .any(|d| lower.contains(&format!("\\ud{d}")))
 }
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(|data: &[u8]| pi_fuzz::on_big_stack(|| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -29,8 +29,8 @@ fuzz_target!(|data: &[u8]| {
         let ours = parse(text);
         let mut de = serde_json::Deserializer::from_str(text);
         de.disable_recursion_limit();
-        let judge = serde::Deserialize::deserialize(&mut de)
-            .and_then(|v: Value| de.end().map(|()| v));
+        let judge =
+            serde::Deserialize::deserialize(&mut de).and_then(|v: Value| de.end().map(|()| v));
         match (&ours, &judge) {
             // Debug tells -0.0 from 0.0 and 1.0 from 1.
             (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
@@ -39,4 +39,4 @@ fuzz_target!(|data: &[u8]| {
             _ => panic!("reader {ours:?}, serde_json {judge:?}"),
         }
     });
-});
+}));

@@ -8,6 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::message::transcript::{
     get_current_system_prompt, get_current_tools, to_tool_declaration,
 };
@@ -17,10 +18,9 @@ use pi_agent_wasm::provider::google_request::{self, GoogleOptions};
 use pi_agent_wasm::provider::openai_completions_request::{build_params, RequestOptions};
 use pi_agent_wasm::provider::openai_responses_request::{self, ResponsesOptions};
 use pi_agent_wasm::provider::transform::transform_messages;
+use pi_agent_wasm::value as json;
 use pi_fuzz::typed::Message;
 use pi_fuzz::{assert_stringify_round_trips, deep_clone, known, Deep};
-use pi_agent_wasm::json::Value;
-use pi_agent_wasm::value as json;
 
 const NOW: f64 = 1_700_000_000_000.0;
 
@@ -49,7 +49,7 @@ fn read_back(m: &Value) {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(|data: &[u8]| pi_fuzz::on_big_stack(|| {
     if known::skip_deep_text(data) {
         return;
     }
@@ -152,4 +152,4 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(body) = google_request::build_body(&model, messages, &google, NOW).map(Deep::new) {
         assert_stringify_round_trips(&body, "google body");
     }
-});
+}));

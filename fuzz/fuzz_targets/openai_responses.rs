@@ -5,4 +5,4 @@
 use libfuzzer_sys::fuzz_target;
 use pi_fuzz::provider::{fuzz, Api};
 
-fuzz_target!(|data: &[u8]| fuzz(Api::Responses, data));
+fuzz_target!(|data: &[u8]| pi_fuzz::on_big_stack(|| fuzz(Api::Responses, data)));

@@ -9,12 +9,12 @@
 use libfuzzer_sys::fuzz_target;
 use pi_agent_wasm::agent::validate::pattern::NativePatterns;
 use pi_agent_wasm::agent::validate::{validate, validate_tool_call};
-use pi_agent_wasm::message::transcript::to_tool_declaration;
-use pi_fuzz::{known, same, Deep};
 use pi_agent_wasm::json::Value;
+use pi_agent_wasm::message::transcript::to_tool_declaration;
 use pi_agent_wasm::value as json;
+use pi_fuzz::{known, same, Deep};
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(|data: &[u8]| pi_fuzz::on_big_stack(|| {
     if known::skip_deep_text(data) {
         return;
     }
@@ -54,4 +54,4 @@ fuzz_target!(|data: &[u8]| {
         Deep::new(json!({"name": "t", "description": "d", "parameters": schema.into_inner()}));
     let decl = Deep::new(to_tool_declaration(&decl));
     pi_fuzz::assert_stringify_round_trips(&decl, "tool declaration");
-});
+}));

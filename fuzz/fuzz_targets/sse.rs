@@ -101,7 +101,7 @@ fn reference(body: &[u8]) -> Outcome {
     (events, !data.is_empty(), retry)
 }
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(|data: &[u8]| pi_fuzz::on_big_stack(|| {
     let Some((&seed, body)) = data.split_first() else {
         return;
     };
@@ -114,4 +114,4 @@ fuzz_target!(|data: &[u8]| {
         whole,
         "split {seed} vs one chunk"
     );
-});
+}));

@@ -6,11 +6,13 @@
 //! A target panics (and libFuzzer reports a crash) only on a broken invariant; every input
 //! the product must reject is an ordinary `Err` here.
 //!
-//! Stacks: the code under test runs on the fuzzer's own thread, so unbounded recursion in
-//! it still overflows and is reported. The harness's own work on deep values (reading the
-//! input, cloning, comparing, dropping) runs on a thread with a large stack instead
-//! ([`on_big_stack`], [`Deep`]), so that a 20,000-deep seed reaches the code under test
-//! rather than crashing the harness.
+//! Stacks: each target runs its whole body on a thread with a large stack
+//! ([`on_big_stack`]), so that a 20,000-deep seed reaches the code under test rather than
+//! crashing the harness's own work on it (reading the input, cloning, comparing, dropping).
+//! The product's values hold host handles that are not `Send` (`json::Host`), so they never
+//! leave the thread they were made on. Unbounded recursion in the code under test still
+//! overflows that stack and is reported; the recursion the product bounds (`json::MAX_DEPTH`)
+//! is measured against the real wasm stack by tests/js/bounds.test.mjs.
 
 /// The typed messages the tests check fixtures with (pi's shapes, read and written back).
 #[path = "../../tests/common/typed.rs"]
@@ -66,9 +68,6 @@ pub fn split_str(seed: u8, text: &str) -> Vec<&str> {
     out
 }
 
-/// Values nested deeper than this are handled by the harness on [`on_big_stack`].
-const SHALLOW: usize = 500;
-
 /// Runs harness work on a thread with a 1 GiB stack (reserved, touched only as used), and
 /// waits for it.
 pub fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
@@ -83,16 +82,12 @@ pub fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     })
 }
 
-/// Runs `f` inline for shallow values, on the big stack for deep ones.
-fn harness<T: Send>(v: &Value, f: impl FnOnce() -> T + Send) -> T {
-    if value_depth(v) > SHALLOW {
-        on_big_stack(f)
-    } else {
-        f()
-    }
+/// Runs `f` (the target's body is already on the big stack: see the module docs).
+fn harness<T>(_v: &Value, f: impl FnOnce() -> T) -> T {
+    f()
 }
 
-/// A value the harness owns: deep ones are dropped on the big stack.
+/// A value the harness owns.
 pub struct Deep(Option<Value>);
 
 impl Deep {
@@ -110,16 +105,6 @@ impl std::ops::Deref for Deep {
     type Target = Value;
     fn deref(&self) -> &Value {
         self.0.as_ref().unwrap_or(&Value::Null)
-    }
-}
-
-impl Drop for Deep {
-    fn drop(&mut self) {
-        if let Some(v) = self.0.take() {
-            if value_depth(&v) > SHALLOW {
-                on_big_stack(move || drop(v));
-            }
-        }
     }
 }
 
@@ -146,11 +131,7 @@ pub fn parse_json(bytes: &[u8]) -> Option<Deep> {
         let v: Value = pi_agent_wasm::json::parse_wrapped(text, extra).ok()?;
         Some(Deep::new(v))
     };
-    if depth > SHALLOW {
-        on_big_stack(parse)
-    } else {
-        parse()
-    }
+    parse()
 }
 
 /// The deepest bracket nesting of JSON text, brackets inside strings not counted.

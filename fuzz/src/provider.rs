@@ -16,9 +16,9 @@ use pi_agent_wasm::event::AssistantMessageEvent;
 use pi_agent_wasm::io::{
     AssistantStream, HttpRequest, HttpResponse, LlmContext, StreamOptions, Transport,
 };
+use pi_agent_wasm::json::Value;
 use pi_agent_wasm::message::AgentMessage;
 use pi_agent_wasm::provider::driver::{self, ProviderConfig, ProviderHooks, Services};
-use pi_agent_wasm::json::Value;
 use pi_agent_wasm::value as json;
 
 /// The four APIs, as the driver names them.

@@ -307,7 +307,7 @@ async fn finalize(
                 let structured = match (&a.structured_content, &a.content) {
                     (Some(s), _) => Some(s.clone()),
                     (None, Some(_)) => None,
-                    (None, None) => present(result.get("structuredContent")).cloned(),
+                    (None, None) => present(result.get_raw("structuredContent")).cloned(),
                 };
                 // `{ ...result, content: a.content ?? result.content, … }`: the spread copies
                 // the own properties; each named field is then set, in this order.
@@ -324,7 +324,7 @@ async fn finalize(
                     ("terminate", a.terminate),
                 ] {
                     let value =
-                        over.or_else(|| own.as_ref().and_then(|_| result.get(key).cloned()));
+                        over.or_else(|| own.as_ref().and_then(|_| result.get_raw(key).cloned()));
                     merge_field(&mut o, key, value);
                 }
                 match structured {
@@ -399,13 +399,14 @@ pub fn tool_result_message(outcome: &ToolCallOutcome, now: f64) -> AgentMessage 
         "toolName".into(),
         str_field(&outcome.tool_call, "name").into(),
     );
-    let content = present(outcome.result.get("content")).cloned();
+    // Raw: a host's `content` (the tool's own array) passes into the message unread.
+    let content = present(outcome.result.get_raw("content")).cloned();
     o.insert(
         "content".into(),
         content.unwrap_or_else(|| Value::Array(Vec::new())),
     );
     for key in ["details", "usage"] {
-        if let Some(v) = outcome.result.get(key) {
+        if let Some(v) = outcome.result.get_raw(key) {
             o.insert(key.into(), v.clone());
         }
     }

@@ -208,6 +208,33 @@ function view(value, names, ifDifferent) {
   return out;
 }
 
+/**
+ * A result object split for the core, which keeps the object's values and reads none of them
+ * (one owner per value): `[json, places, values]`, where `json` is the JSON text of its own
+ * enumerable members with each value that is no JSON primitive (an object, a function, a
+ * BigInt, a symbol) as `null`, and those values are `values`, each at the member place in
+ * `places`. A throwing getter or trap throws here, as pi's reads of the result would.
+ */
+function split(value) {
+  const plain = Object.create(null);
+  const places = [];
+  const values = [];
+  let place = 0;
+  for (const key of Object.keys(value)) {
+    const v = value[key];
+    if (v === undefined) continue;
+    if (v !== null && typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
+      plain[key] = null;
+      places.push(place);
+      values.push(v);
+    } else {
+      plain[key] = v;
+    }
+    place += 1;
+  }
+  return [JSON.stringify(plain), places, values];
+}
+
 /** The hooks pi tests with `if` (the others it calls with `?.()`). */
 const TESTED_HOOKS = new Set(['transformContext', 'getApiKey', 'beforeToolCall', 'afterToolCall']);
 
@@ -271,7 +298,8 @@ function streamOf(partial) {
  * the `message_update` event, or `undefined` for the records that only edit. A record is
  * `[kind, contentIndex, delta, block, head, replaced, meta]`, absent fields null or left off.
  * A tool call's arguments are its JSON text so far as pi-ai's parser shows it (a new object
- * whenever they change), or `replaced` when the provider sent them whole. Cost: the delta. */
+ * whenever they change), or `replaced` when the provider sent them whole (an object), or the
+ * text they start over from (a string). Cost: the delta. */
 function applyRecord(partial, state, r) {
   const kind = r[0], index = r[1], delta = r[2], block = r[3], meta = r[6];
   if (meta != null) assignMeta(partial, meta);
@@ -296,7 +324,10 @@ function applyRecord(partial, state, r) {
   else if (kind === 7) {
     const target = blocks[index], head = r[4], replaced = r[5];
     if (head != null) Object.assign(target, head);
-    if (replaced != null) {
+    if (typeof replaced === 'string') {
+      // The provider's full text replaced what had streamed: the parse starts over from it.
+      target.arguments = (state.args[index] = new ToolArguments()).append(replaced);
+    } else if (replaced != null) {
       target.arguments = typeof replaced === 'object' && !Array.isArray(replaced) ? replaced : {};
       // Text that may still follow continues the replacement.
       (state.args[index] = new ToolArguments()).append(JSON.stringify(replaced));
@@ -442,7 +473,7 @@ function emitEvent(emit, kind, a, b, c, d, e) {
   }
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, view, updater, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, view, split, updater, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

@@ -6,11 +6,17 @@
 //! and its writer comes through serde's `Serialize`; [`Map`] is a `Vec` of entries with a
 //! small hash index once it is large enough to need one, so a lookup stays O(1) on a hostile
 //! object of many keys.
+//!
+//! A value may also be the host's own ([`Host`]): a JS object the core passes along (a tool
+//! result's `content`) stays that object, read as JSON only when the core looks into it.
 
+use std::any::Any;
+use std::cell::OnceCell;
 use std::fmt;
+use std::rc::Rc;
 
 /// A JSON value.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Default)]
 pub enum Value {
     #[default]
     Null,
@@ -19,6 +25,64 @@ pub enum Value {
     String(String),
     Array(Vec<Value>),
     Object(Map),
+    /// A value the host owns, passed along unread (see [`Host`]). Never null.
+    Host(Host),
+}
+
+/// The host's side of a [`Host`] value.
+pub trait HostValue {
+    /// The value as JSON, as `JSON.stringify` reads it: `Ok(None)` for what JSON leaves out
+    /// (a function, a symbol); `Err` says why it cannot be read (a BigInt, a cycle, a getter
+    /// that throws).
+    fn read(&self) -> Result<Option<Value>, String>;
+    /// The host's value itself (the binding's `JsValue`), to give back unchanged.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A value that stays the host's own (one owner per value, CONVENTIONS.md): the core holds
+/// a handle and gives the host back the very value it gave. The accessors of [`Value`] and
+/// [`Map::get`] read it as JSON the first time they look into it, once ([`HostValue::read`]);
+/// what only passes it along ([`Map::get_raw`], clones, the binding's conversion) never does.
+#[derive(Clone)]
+pub struct Host(Rc<HostCell>);
+
+struct HostCell {
+    node: Box<dyn HostValue>,
+    read: OnceCell<Result<Option<Value>, String>>,
+}
+
+impl Host {
+    pub fn new(node: impl HostValue + 'static) -> Host {
+        Host(Rc::new(HostCell {
+            node: Box::new(node),
+            read: OnceCell::new(),
+        }))
+    }
+
+    fn read(&self) -> &Result<Option<Value>, String> {
+        self.0.read.get_or_init(|| self.0.node.read())
+    }
+
+    /// The value as JSON (read now when it was not yet); `None` when JSON leaves it out or it
+    /// cannot be read ([`Host::error`] says why).
+    pub fn value(&self) -> Option<&Value> {
+        self.read().as_ref().ok().and_then(Option::as_ref)
+    }
+
+    /// Why the value cannot be read as JSON, if it cannot.
+    pub fn error(&self) -> Option<&str> {
+        self.read().as_ref().err().map(String::as_str)
+    }
+
+    /// The host's value itself.
+    pub fn node(&self) -> &dyn Any {
+        self.0.node.as_any()
+    }
+
+    /// The same host value (one handle cloned).
+    pub fn same(&self, other: &Host) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// A JSON number: a finite double (JSON has no NaN or infinity; [`Value::from`] makes them
@@ -86,7 +150,7 @@ impl Index for String {
 
 impl Index for usize {
     fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
-        v.as_array()?.get(*self)
+        v.as_array()?.get(*self)?.resolved()
     }
     fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
         v.as_array_mut()?.get_mut(*self)
@@ -103,9 +167,46 @@ impl<T: Index + ?Sized> Index for &T {
 }
 
 impl Value {
+    /// The value itself, or for a [`Host`] value its JSON reading (`None` when it has none).
+    #[inline(never)]
+    pub fn resolved(&self) -> Option<&Value> {
+        match self {
+            Value::Host(h) => h.value(),
+            v => Some(v),
+        }
+    }
+
+    /// Whether the value holds a [`Host`] value anywhere (a walk of its containers).
+    pub fn has_host(&self) -> bool {
+        match self {
+            Value::Host(_) => true,
+            Value::Array(a) => a.iter().any(Value::has_host),
+            Value::Object(o) => o.values().any(Value::has_host),
+            _ => false,
+        }
+    }
+
+    /// The first [`Host`] value within that cannot be read as JSON, and why.
+    pub fn host_error(&self) -> Option<&str> {
+        match self {
+            Value::Host(h) => h.error().or_else(|| h.value().and_then(Value::host_error)),
+            Value::Array(a) => a.iter().find_map(Value::host_error),
+            Value::Object(o) => o.values().find_map(Value::host_error),
+            _ => None,
+        }
+    }
+
     /// The member `i` of an object or the item `i` of an array.
     pub fn get<I: Index>(&self, i: I) -> Option<&Value> {
         i.index_into(self)
+    }
+
+    /// The member `key` of an object as it is held ([`Map::get_raw`]): a host value unread.
+    pub fn get_raw(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(o) => o.get_raw(key),
+            _ => None,
+        }
     }
 
     pub fn get_mut<I: Index>(&mut self, i: I) -> Option<&mut Value> {
@@ -116,47 +217,47 @@ impl Value {
         matches!(self, Value::Null)
     }
     pub fn is_boolean(&self) -> bool {
-        matches!(self, Value::Bool(_))
+        matches!(self.resolved(), Some(Value::Bool(_)))
     }
     pub fn is_number(&self) -> bool {
-        matches!(self, Value::Number(_))
+        matches!(self.resolved(), Some(Value::Number(_)))
     }
     pub fn is_string(&self) -> bool {
-        matches!(self, Value::String(_))
+        matches!(self.resolved(), Some(Value::String(_)))
     }
     pub fn is_array(&self) -> bool {
-        matches!(self, Value::Array(_))
+        matches!(self.resolved(), Some(Value::Array(_)))
     }
     pub fn is_object(&self) -> bool {
-        matches!(self, Value::Object(_))
+        matches!(self.resolved(), Some(Value::Object(_)))
     }
 
     pub fn as_bool(&self) -> Option<bool> {
-        match self {
+        match self.resolved()? {
             Value::Bool(b) => Some(*b),
             _ => None,
         }
     }
     pub fn as_f64(&self) -> Option<f64> {
-        match self {
+        match self.resolved()? {
             Value::Number(n) => Some(n.0),
             _ => None,
         }
     }
     pub fn as_u64(&self) -> Option<u64> {
-        match self {
+        match self.resolved()? {
             Value::Number(n) => n.as_u64(),
             _ => None,
         }
     }
     pub fn as_str(&self) -> Option<&str> {
-        match self {
+        match self.resolved()? {
             Value::String(s) => Some(s),
             _ => None,
         }
     }
     pub fn as_array(&self) -> Option<&Vec<Value>> {
-        match self {
+        match self.resolved()? {
             Value::Array(a) => Some(a),
             _ => None,
         }
@@ -168,7 +269,7 @@ impl Value {
         }
     }
     pub fn as_object(&self) -> Option<&Map> {
-        match self {
+        match self.resolved()? {
             Value::Object(o) => Some(o),
             _ => None,
         }
@@ -190,8 +291,10 @@ impl Value {
 impl<I: Index> std::ops::Index<I> for Value {
     type Output = Value;
     fn index(&self, i: I) -> &Value {
-        static NULL: Value = Value::Null;
-        i.index_into(self).unwrap_or(&NULL)
+        thread_local! {
+            static NULL: &'static Value = Box::leak(Box::default());
+        }
+        i.index_into(self).unwrap_or_else(|| NULL.with(|n| *n))
     }
 }
 
@@ -222,6 +325,38 @@ impl std::ops::IndexMut<usize> for Value {
             }
         }
         self.get_mut(i).unwrap_or_else(|| Box::leak(Box::default()))
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("Null"),
+            Value::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
+            Value::Number(n) => f.debug_tuple("Number").field(n).finish(),
+            Value::String(s) => f.debug_tuple("String").field(s).finish(),
+            Value::Array(a) => f.debug_tuple("Array").field(a).finish(),
+            Value::Object(o) => f.debug_tuple("Object").field(o).finish(),
+            Value::Host(h) => f.debug_tuple("Host").field(&h.value()).finish(),
+        }
+    }
+}
+
+/// Equal as JSON; a [`Host`] value compares by its JSON reading (the same handle is equal
+/// without reading it).
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Host(a), Value::Host(b)) if a.same(b) => true,
+            (Value::Host(h), v) | (v, Value::Host(h)) => h.value().is_some_and(|r| r == v),
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Number(a), Value::Number(b)) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Array(a), Value::Array(b)) => a == b,
+            (Value::Object(a), Value::Object(b)) => a == b,
+            _ => false,
+        }
     }
 }
 
@@ -429,9 +564,21 @@ impl Map {
         }
     }
 
+    /// The member `key`; a [`Host`] member as its JSON reading (read now when it was not
+    /// yet), absent when it has none.
     pub fn get(&self, key: &str) -> Option<&Value> {
+        self.get_raw(key)?.resolved()
+    }
+
+    /// The member `key` as it is held: a [`Host`] member unread, for passing it along.
+    pub fn get_raw(&self, key: &str) -> Option<&Value> {
         let i = self.position(key)?;
         self.entries.get(i).map(|(_, v)| v)
+    }
+
+    /// The value of the member at `i` (insertion order).
+    pub fn value_at_mut(&mut self, i: usize) -> Option<&mut Value> {
+        self.entries.get_mut(i).map(|(_, v)| v)
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
@@ -523,7 +670,7 @@ fn place(slots: &mut [u32], h: usize, i: usize) {
 /// serde_json compare objects).
 impl PartialEq for Map {
     fn eq(&self, other: &Map) -> bool {
-        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get_raw(k) == Some(v))
     }
 }
 
@@ -613,6 +760,10 @@ mod serde_impls {
                 Value::String(t) => s.serialize_str(t),
                 Value::Array(a) => s.collect_seq(a),
                 Value::Object(o) => o.serialize(s),
+                Value::Host(h) => match h.value() {
+                    Some(v) => v.serialize(s),
+                    None => s.serialize_unit(),
+                },
             }
         }
     }
@@ -692,6 +843,88 @@ mod serde_impls {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    /// A host value that counts its reads.
+    struct Counted(Rc<Cell<u32>>, Result<Option<Value>, String>);
+
+    impl HostValue for Counted {
+        fn read(&self) -> Result<Option<Value>, String> {
+            self.0.set(self.0.get() + 1);
+            self.1.clone()
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    fn host(reads: &Rc<Cell<u32>>, read: Result<Option<Value>, String>) -> Value {
+        Value::Host(Host::new(Counted(reads.clone(), read)))
+    }
+
+    /// One owner per value (issue 32): a host value passes along unread, and is read once,
+    /// when the core first looks into it.
+    #[test]
+    fn a_host_value_is_read_once_and_only_when_looked_into() {
+        let reads = Rc::new(Cell::new(0));
+        let content = host(&reads, Ok(Some(Value::from(vec!["a", "b"]))));
+        let mut o = Map::new();
+        o.insert("role".into(), "toolResult".into());
+        o.insert("content".into(), content.clone());
+        let message = Value::Object(o);
+        // Passing along: a raw get, a clone, a skeleton for the binding.
+        let raw = message.get_raw("content").cloned();
+        assert!(
+            matches!(&raw, Some(Value::Host(h)) if matches!(&content, Value::Host(c) if c.same(h)))
+        );
+        let copy = message.clone();
+        let skeleton = crate::jsnum::json_skeleton_for_js(&copy);
+        assert_eq!(skeleton, r#"{"role":"toolResult","content":null}"#);
+        assert!(message.has_host());
+        let fresh = host(&reads, Ok(Some(Value::from(vec!["a", "b"]))));
+        let mut o = Map::new();
+        o.insert("content".into(), fresh);
+        let message = Value::Object(o);
+        assert_eq!(
+            crate::jsnum::json_skeleton_for_js(&message),
+            r#"{"content":null}"#
+        );
+        assert_eq!(reads.get(), 0, "nothing read while passing along");
+        // Looking into it reads it, once.
+        assert_eq!(
+            message
+                .get("content")
+                .and_then(Value::as_array)
+                .map(Vec::len),
+            Some(2)
+        );
+        assert_eq!(message["content"][1], "b");
+        assert_eq!(crate::json::stringify(&message), r#"{"content":["a","b"]}"#);
+        assert_eq!(reads.get(), 1);
+    }
+
+    /// A host value JSON leaves out, or one that cannot be read: absent to the core's reads,
+    /// left out of a written object (as JSON.stringify leaves out `undefined`), and named by
+    /// `host_error`, which a request builder checks first.
+    #[test]
+    fn a_host_value_without_json_is_absent_and_its_error_named() {
+        let reads = Rc::new(Cell::new(0));
+        let mut o = Map::new();
+        o.insert("f".into(), host(&reads, Ok(None)));
+        o.insert("big".into(), host(&reads, Err("a BigInt".into())));
+        o.insert("n".into(), 1.into());
+        let v = Value::Object(o);
+        assert!(v.get("f").is_none() && v.get("big").is_none());
+        assert!(v.get_raw("f").is_some_and(|f| !f.is_null()));
+        assert_eq!(crate::json::stringify(&v), r#"{"n":1}"#);
+        assert_eq!(
+            crate::json::stringify(&Value::Array(vec![host(&reads, Ok(None))])),
+            "[null]"
+        );
+        assert_eq!(v.host_error(), Some("a BigInt"));
+        assert_eq!(v, v.clone());
+        assert_ne!(v, crate::value!({"n": 1}));
+    }
 
     /// The map against a plain list of pairs, over random inserts (keys given again),
     /// removals, retains and lookups, small and past the index's threshold.

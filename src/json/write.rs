@@ -13,6 +13,11 @@ pub struct Style {
     pub negative_zero: bool,
     /// `JSON.stringify(value, null, 2)`: members and items on their own lines.
     pub pretty: bool,
+    /// Each [`Host`](super::Host) value as `null`, unread (for the binding, which then puts
+    /// the host's own value in its place). Otherwise a host value is written as its JSON
+    /// reading: a member that has none is left out (as `JSON.stringify` leaves out
+    /// `undefined`), an item that has none is `null`.
+    pub unread_hosts: bool,
 }
 
 /// Appends `value` in `style`.
@@ -34,6 +39,12 @@ fn write_at(out: &mut Vec<u8>, value: &Value, style: Style, level: usize) {
             }
         }
         Value::String(s) => write_str(out, s),
+        // Unread: the binding puts the host's own value in this place.
+        Value::Host(_) if style.unread_hosts => out.extend_from_slice(b"null"),
+        Value::Host(h) => match h.value() {
+            Some(v) => write_at(out, v, style, level),
+            None => out.extend_from_slice(b"null"),
+        },
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -46,14 +57,23 @@ fn write_at(out: &mut Vec<u8>, value: &Value, style: Style, level: usize) {
             out.push(b'{');
             // JS's property order: the array-index keys first, in ascending order, then the
             // others in insertion order (`JSON.stringify({b: 1, 1: 2})` is `{"1":2,"b":1}`).
+            let written = |(_, v): &(&String, &Value)| {
+                style.unread_hosts || !matches!(v, Value::Host(h) if h.value().is_none())
+            };
             let mut indexed: Vec<(u32, (&String, &Value))> = map
                 .iter()
+                .filter(written)
                 .filter_map(|(k, v)| array_index(k).map(|i| (i, (k, v))))
                 .collect();
             heapsort(&mut indexed);
-            let others = map.iter().filter(|(k, _)| array_index(k).is_none());
+            let others = map
+                .iter()
+                .filter(written)
+                .filter(|(k, _)| array_index(k).is_none());
             let members = indexed.into_iter().map(|(_, kv)| kv).chain(others);
+            let mut written_any = false;
             for (i, (k, v)) in members.enumerate() {
+                written_any = true;
                 separate(out, style, level + 1, i == 0);
                 write_str(out, k);
                 out.push(b':');
@@ -62,7 +82,7 @@ fn write_at(out: &mut Vec<u8>, value: &Value, style: Style, level: usize) {
                 }
                 write_at(out, v, style, level + 1);
             }
-            close(out, style, level, map.is_empty(), b'}');
+            close(out, style, level, !written_any, b'}');
         }
     }
 }

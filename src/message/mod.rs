@@ -87,7 +87,8 @@ pub fn truthy(v: Option<&Value>) -> bool {
         Some(Value::Bool(b)) => *b,
         Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
         Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(_) | Value::Object(_)) => true,
+        // A host value is an object, or a value JSON cannot hold (never null).
+        Some(Value::Array(_) | Value::Object(_) | Value::Host(_)) => true,
     }
 }
 

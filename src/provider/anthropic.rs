@@ -332,7 +332,7 @@ impl AnthropicDecoder {
                         b.put("arguments", Value::Object(Map::new()))
                     });
                 }
-                args.append(&self.partial, at, json);
+                args.append(json);
                 out.push(AssistantMessageEvent::ToolcallDelta {
                     content_index: at,
                     delta: json.to_string(),

@@ -1,47 +1,36 @@
-//! A streamed tool call's arguments: the raw text with its incremental parser while it
-//! streams (O(delta) per delta), then pi-ai's `parseToolCallArguments` (with `repairJson`)
-//! for the final value. Shared by every API's decoder.
+//! A streamed tool call's arguments: the raw text while it streams, then pi-ai's
+//! `parseToolCallArguments` (with `repairJson`) for the final value. Shared by every API's
+//! decoder.
+//!
+//! The partial arguments a `message_update` shows while the text streams are parsed once, in
+//! JS, by the glue that applies each delta to the JS copy of the partial
+//! (`src/js/streaming-json.js`): the core's partial keeps `{}` until the call ends, and no
+//! rule of the core reads a call's arguments before then.
 
 use crate::json::Put;
 use crate::json::{Map, Value};
 
 use super::edit_block;
 use crate::event::Partial;
-use crate::stream::partial_json::{apply_change, StreamingJsonParser};
 
-/// A streamed tool call's raw argument text and its incremental parser; the partial's
-/// `arguments` follow the text through the parser's edit records, O(delta) per delta.
+/// A streamed tool call's raw argument text.
 #[derive(Default)]
 pub struct ToolArgs {
     pub text: String,
-    parser: StreamingJsonParser,
 }
 
 impl ToolArgs {
-    /// Appends `delta` and applies its edits to the arguments of block `index`.
-    pub fn append(&mut self, partial: &Partial, index: usize, delta: &str) {
+    /// Appends `delta` to the text.
+    pub fn append(&mut self, delta: &str) {
         crate::json::push_str(&mut self.text, delta);
-        let changes = self.parser.append(delta);
-        edit_block(partial, index, |b| {
-            if let Some(target) = b.get_mut("arguments") {
-                for c in &changes {
-                    apply_change(target, c);
-                }
-                // The partial's arguments stay an object; other values show as none yet.
-                if !target.is_object() {
-                    *target = Value::Object(Map::new());
-                }
-            }
-        });
     }
 
     /// Starts over from `text` (the provider's full arguments replacing what streamed).
     pub fn restart(&mut self, partial: &Partial, index: usize, text: &str) {
-        *self = ToolArgs::default();
+        self.text = text.to_string();
         edit_block(partial, index, |b| {
             b.put("arguments", Value::Object(Map::new()));
         });
-        self.append(partial, index, text);
     }
 
     /// The final arguments (and an error for malformed text) written into block `index`;

@@ -563,6 +563,11 @@ pub async fn open(
         return Ok(response(api_key, None).failed(&message));
     }
     let messages: Vec<Value> = context.messages.iter().map(|m| (**m).clone()).collect();
+    // A value the host kept (a tool result's `content`) is read as JSON here, once: one that
+    // cannot be (a BigInt, a cycle) fails the request, as pi's JSON.stringify of the body.
+    if let Some(why) = messages.iter().find_map(Value::host_error) {
+        return Ok(response(api_key, None).failed(why));
+    }
     let (mut params, betas) =
         match build_request(api, model, &messages, &options, config, &key, now) {
             Ok(built) => built,

@@ -627,7 +627,7 @@ impl ChatCompletionsDecoder {
         }
         let args = function.arguments.as_deref().unwrap_or("");
         if !args.is_empty() {
-            s.args.append(&self.partial, block, args);
+            s.args.append(args);
         }
         // A first id or name may arrive after the call opened.
         if !id.is_empty() || !name.is_empty() {

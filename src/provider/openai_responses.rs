@@ -203,7 +203,7 @@ impl ResponsesDecoder {
                 // Arguments the item already carries start the call's text.
                 let text = str_of(item, "arguments").filter(|a| !a.is_empty());
                 if let Some(args) = text {
-                    slot.args.append(&self.partial, index, args);
+                    slot.args.append(args);
                 }
                 self.unfinished.push(index);
                 out.push(AssistantMessageEvent::ToolcallStart {
@@ -300,12 +300,10 @@ impl ResponsesDecoder {
             return;
         };
         let block = slot.block;
-        slot.args.append(&self.partial, block, delta);
-        let replaced = if std::mem::take(&mut slot.resync) {
-            self.edit(block, |b| b.get("arguments").cloned()).flatten()
-        } else {
-            None
-        };
+        slot.args.append(delta);
+        // The text started over (`replace_args`): the partial parse, in JS, starts over too.
+        let replaced =
+            std::mem::take(&mut slot.resync).then(|| Value::String(slot.args.text.clone()));
         out.push(AssistantMessageEvent::ToolcallDelta {
             content_index: block,
             delta: delta.to_string(),

@@ -1,8 +1,7 @@
-//! Streaming primitives shared by every provider: the incremental SSE decoder
-//! and incremental JSON for streamed tool arguments. Pure Rust, no JS.
+//! Streaming primitives shared by every provider: the incremental SSE decoder. Pure Rust,
+//! no JS. (The partial arguments of a streaming tool call are parsed in JS, once: see
+//! `provider::arguments`.)
 
-pub mod partial_json;
 pub mod sse;
 
-pub use partial_json::{Change, PathSeg, StreamingJsonParser};
 pub use sse::{SseDecoder, SseEvent, SseLimits, SseOverflow};

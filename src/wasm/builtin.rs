@@ -18,7 +18,9 @@ use wasm_bindgen::prelude::*;
 use super::fetch::{fetch_fn, post, BodyReader, Response};
 use super::host::{JsClock, JsSignal};
 use super::js::{call, from_json, get, set, settle, to_json};
-use super::mirror::{end_read, seed, start_copy, sync_blocks, sync_meta, was_cut, UpdateCell};
+use super::mirror::{
+    copy, end_read, seed, start_copy, sync_blocks, sync_meta, was_cut, UpdateCell,
+};
 use super::table::Table;
 use crate::error::Thrown;
 use crate::event::{AssistantMessageEvent, Partial};
@@ -316,6 +318,52 @@ impl ProviderHooks for JsHooks {
     }
 }
 
+/// A tool call that never ended (a response completed or failed mid-call) keeps the
+/// arguments its streamed text shows, as pi-ai's: the partial parse of that text lives in JS
+/// alone (`src/js/streaming-json.js`), and the JS copy holds it. The core's own block has
+/// `{}` there (`provider::arguments`).
+fn unfinished_arguments(m: &mut AgentMessage, js: &JsValue) {
+    let open: Vec<usize> = m
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| {
+                    b.get("type").and_then(Value::as_str) == Some("toolCall")
+                        && b.get("argumentsError").is_none()
+                        && b.get("arguments")
+                            .and_then(Value::as_object)
+                            .is_some_and(|a| a.is_empty())
+                })
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .unwrap_or_default();
+    if open.is_empty() {
+        return;
+    }
+    let blocks = get(js, "content");
+    for i in open {
+        let block = js_sys::Reflect::get_u32(&blocks, i as u32).unwrap_or(JsValue::UNDEFINED);
+        let shown = get(&block, "arguments");
+        let Ok(Some(args @ Value::Object(_))) = super::js::to_json(&shown, "arguments") else {
+            continue;
+        };
+        if args.as_object().is_some_and(|a| a.is_empty()) {
+            continue;
+        }
+        let block = Rc::make_mut(m)
+            .get_mut("content")
+            .and_then(|c| c.get_mut(i))
+            .and_then(Value::as_object_mut);
+        if let Some(b) = block {
+            b.put("arguments", args);
+        }
+    }
+}
+
 /// The driver's response, with `message_start`'s message made from the JS copy.
 struct BuiltinResponse {
     inner: ProviderStream,
@@ -344,6 +392,8 @@ impl AssistantStream for BuiltinResponse {
                 o.put("stopReason", "aborted".into());
                 o.put("errorMessage", driver::ABORTED.into());
             }
+        } else if let (Some(m), Some(js)) = (result.as_mut(), copy(&self.updates)) {
+            unfinished_arguments(m, &js);
         }
         Box::pin(futures::future::ready(Ok(result)))
     }

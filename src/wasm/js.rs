@@ -381,9 +381,66 @@ pub fn to_json(v: &JsValue, what: &str) -> Result<Option<Value>, Unreadable> {
     })
 }
 
-/// A JSON value as a fresh JS value (lone surrogates restored: crate::json; `-0` kept).
+/// A JSON value as a fresh JS value (lone surrogates restored: crate::json; `-0` kept), each
+/// host value within it ([`JsHost`]) the host's own value, unread.
 pub fn from_json(v: &Value) -> JsValue {
-    JSON::parse(&crate::jsnum::json_for_js(v)).unwrap_or(JsValue::UNDEFINED)
+    if !v.has_host() {
+        return JSON::parse(&crate::jsnum::json_for_js(v)).unwrap_or(JsValue::UNDEFINED);
+    }
+    if let Value::Host(h) = v {
+        return host_js(h);
+    }
+    let js = JSON::parse(&crate::jsnum::json_skeleton_for_js(v)).unwrap_or(JsValue::UNDEFINED);
+    put_hosts(&js, v);
+    js
+}
+
+/// Puts each host value within `v` into `js`, the JSON copy of `v` in which it is `null`.
+fn put_hosts(js: &JsValue, v: &Value) {
+    let put = |key: JsValue, item: &Value| match item {
+        Value::Host(h) => {
+            let _ = Reflect::set(js, &key, &host_js(h));
+        }
+        item if item.has_host() => {
+            if let Ok(inner) = Reflect::get(js, &key) {
+                put_hosts(&inner, item);
+            }
+        }
+        _ => {}
+    };
+    match v {
+        Value::Object(o) => o.iter().for_each(|(k, item)| put(js_str(k), item)),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, item)| put(JsValue::from_f64(i as f64), item)),
+        _ => {}
+    }
+}
+
+/// The JS value of a host value: the object itself.
+fn host_js(h: &crate::json::Host) -> JsValue {
+    match h.node().downcast_ref::<JsValue>() {
+        Some(js) => js.clone(),
+        None => h.value().map_or(JsValue::UNDEFINED, from_json),
+    }
+}
+
+/// A JS value the core passes along unread (a tool result's `content`): read as JSON (with
+/// [`to_json`]) only when the core looks into it.
+pub struct JsHost {
+    pub value: JsValue,
+    /// What it is, for the error when it cannot be read.
+    pub what: &'static str,
+}
+
+impl crate::json::HostValue for JsHost {
+    fn read(&self) -> Result<Option<Value>, String> {
+        to_json(&self.value, self.what).map_err(|u| u.message)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        &self.value
+    }
 }
 
 /// A core string as the JS string it stands for (a lone surrogate restored: crate::json).

@@ -57,6 +57,11 @@ pub fn was_cut(cell: &UpdateCell) -> Option<JsValue> {
     }
 }
 
+/// The JS copy of the response being rendered.
+pub fn copy(cell: &UpdateCell) -> Option<JsValue> {
+    cell.borrow().as_ref().map(|s| s.partial.clone())
+}
+
 /// Brings the top-level fields of the JS copy up to `message` (the final message): a record
 /// for the glue's `assignMeta`, the one place that knows how each API's partial changes
 /// (Anthropic's usage in place, the others replaced).

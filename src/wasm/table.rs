@@ -20,7 +20,7 @@ use js_sys::WeakMap;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::{call_method, from_json, to_json, Indexed, Unreadable};
+use super::js::{call_method, from_json, to_json, Indexed, JsHost, Unreadable};
 use crate::error::Thrown;
 
 /// A JS-callable function owned by Rust.
@@ -148,6 +148,35 @@ impl Table {
                 .set(js.unchecked_ref(), &JsValue::from_f64(i as f64));
         }
         js
+    }
+
+    /// The core's value for a result object (a tool's) read by the glue's `split`: its own
+    /// enumerable members, each JSON primitive as JSON and each other value kept as the JS
+    /// value itself ([`JsHost`]), unread. Not paired with the object ([`Table::register_pair`]
+    /// does that). A throwing getter or trap is `Err` with what it threw.
+    pub fn split(&self, js: &JsValue, what: &'static str) -> Result<Rc<Value>, Thrown> {
+        if let Some(rc) = self.known(js) {
+            return Ok(rc);
+        }
+        let parts = js_sys::Array::from(&self.glue("split", &[js])?);
+        let text = parts.get(0).as_string().unwrap_or_default();
+        let mut value = crate::json::parse(&text).map_err(|e| {
+            Thrown::new(Unreadable {
+                message: format!("{what} cannot be read as JSON: {e}"),
+                cause: None,
+            })
+        })?;
+        let places = js_sys::Array::from(&parts.get(1));
+        let values = js_sys::Array::from(&parts.get(2));
+        if let Value::Object(o) = &mut value {
+            for (place, v) in places.iter().zip(values.iter()) {
+                let slot = place.as_f64().and_then(|p| o.value_at_mut(p as usize));
+                if let Some(slot) = slot {
+                    *slot = Value::Host(crate::json::Host::new(JsHost { value: v, what }));
+                }
+            }
+        }
+        Ok(Rc::new(value))
     }
 
     /// Pairs a core value with a JS object made for it (a copy built in JS), so the object is

@@ -165,9 +165,14 @@ impl Tool for JsTool {
                     .as_string()
                     .unwrap_or_default(),
             );
-            self.table
-                .to_rust(&value, "a tool result")
-                .map_err(Thrown::new)
+            // Kept as the tool's own object: its `content` and `details` are not read here
+            // (one owner per value), and the object is what JS gets back for it.
+            if let Some(known) = self.table.known(&value) {
+                return Ok(known);
+            }
+            let result = self.table.split(&value, "a tool result")?;
+            self.table.register_pair(result.clone(), value);
+            Ok(result)
         })
     }
 
@@ -182,10 +187,7 @@ impl Tool for JsTool {
         if view.is_undefined() {
             return Ok(ReadResult { result, own: None });
         }
-        let read = self
-            .table
-            .snapshot(&view, "a tool result")
-            .map_err(Thrown::new)?;
+        let read = self.table.split(&view, "a tool result")?;
         self.table.register_pair(read.clone(), js);
         Ok(ReadResult {
             result: read,

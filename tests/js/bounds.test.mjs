@@ -447,22 +447,42 @@ test('defect 7: each recursive walk runs at the limit without exhausting the sta
   await normalRunWorks();
 });
 
-test('defect 7: a value deeper than the limit is refused naming the limit, and the next run works (item 4)', async () => {
+test('defect 7: a value deeper than the limit is refused naming the limit where the core reads it, and the next run works (item 4)', async () => {
   const tooDeep = deep(MAX_DEPTH + 1);
-  // A tool result: an error result, as for any result that is not JSON.
+  // A tool result's `details` is never read by the loop: it passes through as the tool's own
+  // object (one owner per value, as in pi), however deep (issue 32).
   const result = await run('ours', { finals: [A([call({})], 'toolUse')], result: { content: [{ type: 'text', text: 'r' }], details: tooDeep } });
-  assert.equal(result.toolResult.isError, true);
-  assert.match(result.toolResult.content[0].text, new RegExp(`JSON nested deeper than ${MAX_DEPTH} levels \\(the limit\\)`));
+  assert.equal(result.toolResult.isError, false);
+  assert.equal(depthOf(result.toolResult.details), MAX_DEPTH + 1);
   await normalRunWorks();
   // A prompt and a schema: the run rejects with an Error that names what and the limit.
   await assert.rejects(run('ours', { prompt: [{ type: 'text', text: 'x', extra: tooDeep }] }), new RegExp(`cannot be read as JSON: JSON nested deeper than ${MAX_DEPTH} levels`));
   await normalRunWorks();
   await assert.rejects(run('ours', { parameters: { type: 'object', properties: { a: { const: tooDeep } } } }), new RegExp(`parameters of tool t cannot be read as JSON: JSON nested deeper than ${MAX_DEPTH}`));
   await normalRunWorks();
-  // So deep that JSON.stringify itself runs out of stack: the limit is named, not the
-  // engine's stack message (the outside tester's 20,000-deep result).
-  const deeper = await run('ours', { finals: [A([call({})], 'toolUse')], result: { content: [{ type: 'text', text: 'r' }], details: deep(200_000) } });
-  assert.equal(deeper.toolResult.isError, true);
-  assert.match(deeper.toolResult.content[0].text, new RegExp(`cannot be converted to JSON: it is nested deeper than ${MAX_DEPTH} levels \\(the limit\\)`));
-  await normalRunWorks();
+  // A tool result's content is read when a built-in provider's request is built: too deep
+  // there, or so deep that JSON.stringify itself runs out of stack (the outside tester's
+  // 20,000-deep result), the request fails naming the limit, not the engine's stack message.
+  for (const [content, why] of [[tooDeep, 'cannot be read as JSON: JSON nested deeper than'], [deep(200_000), 'cannot be converted to JSON: it is nested deeper than']]) {
+    const { model, bodies } = await chatServer([toolCallSse('{}'), textSse('never')]);
+    const tool = { name: 't', label: 't', description: 't', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'r', extra: content }], details: {} }) };
+    const messages = await ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] }, { model, apiKey: 'sk-local', convertToLlm: (m) => m }, () => {});
+    assert.equal(bodies.length, 1, 'the second request is not sent');
+    assert.equal(messages.at(-1).stopReason, 'error');
+    assert.match(messages.at(-1).errorMessage, new RegExp(`a tool result ${why} ${MAX_DEPTH} levels \\(the limit\\)`));
+    await normalRunWorks();
+  }
 });
+
+/** The nesting depth of a JS value, counted without recursion. */
+function depthOf(value) {
+  let max = 0;
+  const stack = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    max = Math.max(max, d);
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
+}

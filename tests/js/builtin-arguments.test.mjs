@@ -143,3 +143,36 @@ test('a -0 in streamed tool arguments reaches execute and the final call as -0, 
   assert.deepEqual(seen.ours, seen.pi);
   assert.deepEqual(seen.oursStreamSimple, seen.pi);
 });
+
+test('a call cut before it ends gets the final arguments pi-ai gives it (the partial parse lives in JS alone)', async () => {
+  const pieces = ['{"path": "src/ma', 'in.rs", "n": 12', '3, "flag": tr'];
+  const call = { type: 'function_call', id: 'fc_0', call_id: 'call_1', name: 'read', arguments: '' };
+  const bodies = {
+    // Chat Completions: the connection closes mid-arguments.
+    completions: [chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read', arguments: '' } }] }),
+      ...pieces.map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] }))],
+    // Responses: the response completes with the call never done.
+    responses: [sse('response.output_item.added', { output_index: 0, item: call }),
+      ...pieces.map((delta) => sse('response.function_call_arguments.delta', { output_index: 0, item_id: 'fc_0', delta })),
+      sse('response.completed', { response: { id: 'resp_1', status: 'completed' } })],
+  };
+  for (const [api, body] of Object.entries(bodies)) {
+    const finals = {};
+    for (const impl of ['pi', 'ours', 'oursStreamSimple']) {
+      const server = await serve([body, api === 'responses' ? responsesTextBody : textBody]);
+      servers.push(server);
+      const model = api === 'responses'
+        ? { ...getModel('openai', 'gpt-5-mini'), baseUrl: server.baseUrl }
+        : { ...getModel('openai', 'gpt-4o-mini'), id: 'gpt-test', api: 'openai-completions', baseUrl: server.baseUrl };
+      const [runAgentLoop, streamFn] = IMPLS[impl];
+      const messages = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] },
+        { model, apiKey: 'sk-test', convertToLlm: (m) => m }, () => {}, undefined, streamFn);
+      const assistant = messages.find((m) => m.role === 'assistant');
+      const { argumentsError, ...call } = assistant.content.find((c) => c.type === 'toolCall');
+      // A final parse error's wording is the JSON parser's own (V8's in pi): compared by what it quotes.
+      finals[impl] = { stopReason: assistant.stopReason, call, quoted: argumentsError?.split('\n\nReceived arguments:\n')[1] };
+    }
+    assert.deepEqual(finals.ours, finals.pi, `${api}: ours`);
+    assert.deepEqual(finals.oursStreamSimple, finals.pi, `${api}: ours through streamSimple`);
+  }
+});

@@ -89,6 +89,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::String(_) => "string",
         Value::Array(_) => "array",
         Value::Object(_) => "object",
+        Value::Host(h) => h.value().map_or("undefined", type_name),
     }
 }
 
