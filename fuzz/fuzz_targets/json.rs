@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| pi_fuzz::on_big_stack(|| {
         assert!(parse(text).is_err(), "read deeper than the limit");
         return;
     }
-    pi_fuzz::on_big_stack(|| {
+    {
         let ours = parse(text);
         let mut de = serde_json::Deserializer::from_str(text);
         de.disable_recursion_limit();
@@ -38,5 +38,5 @@ fuzz_target!(|data: &[u8]| pi_fuzz::on_big_stack(|| {
             (Ok(_), Err(_)) if escapes_a_surrogate(text) => {}
             _ => panic!("reader {ours:?}, serde_json {judge:?}"),
         }
-    });
+    }
 }));

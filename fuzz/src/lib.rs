@@ -82,11 +82,6 @@ pub fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     })
 }
 
-/// Runs `f` (the target's body is already on the big stack: see the module docs).
-fn harness<T>(_v: &Value, f: impl FnOnce() -> T) -> T {
-    f()
-}
-
 /// A value the harness owns.
 pub struct Deep(Option<Value>);
 
@@ -110,7 +105,7 @@ impl std::ops::Deref for Deep {
 
 /// A copy made by the harness.
 pub fn deep_clone(v: &Value) -> Deep {
-    Deep::new(harness(v, || v.clone()))
+    Deep::new(v.clone())
 }
 
 /// Reads JSON text for a harness. serde_json's own 128-level limit is off, so deep values
@@ -177,7 +172,7 @@ pub fn value_depth(v: &Value) -> usize {
 
 /// Equal as JS sees JSON: numbers by their double value, object keys in order.
 pub fn same(a: &Value, b: &Value) -> bool {
-    harness(a, || same_inline(a, b))
+    same_inline(a, b)
 }
 
 fn same_inline(a: &Value, b: &Value) -> bool {
@@ -201,7 +196,7 @@ pub fn assert_stringify_round_trips(v: &Value, what: &str) {
     let text = pi_agent_wasm::jsnum::json_stringify(v);
     let back = parse_json(text.as_bytes())
         .unwrap_or_else(|| panic!("{what}: JSON.stringify gave text that is not JSON: {text}"));
-    let expected = Deep::new(harness(v, || finite_only(v)));
+    let expected = Deep::new(finite_only(v));
     if let Some(at) = first_difference(&back, &expected) {
         panic!("{what}: JSON.stringify does not read back, at {at}: {text}");
     }
@@ -209,11 +204,9 @@ pub fn assert_stringify_round_trips(v: &Value, what: &str) {
 
 /// Where two values first differ by [`same`]: the path, then the two sides.
 pub fn first_difference(a: &Value, b: &Value) -> Option<String> {
-    harness(a, || {
-        difference(a, b).map(|(mut path, sides)| {
-            path.reverse();
-            format!("/{}: {sides}", path.join("/"))
-        })
+    difference(a, b).map(|(mut path, sides)| {
+        path.reverse();
+        format!("/{}: {sides}", path.join("/"))
     })
 }
 

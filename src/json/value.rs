@@ -168,7 +168,6 @@ impl<T: Index + ?Sized> Index for &T {
 
 impl Value {
     /// The value itself, or for a [`Host`] value its JSON reading (`None` when it has none).
-    #[inline(never)]
     pub fn resolved(&self) -> Option<&Value> {
         match self {
             Value::Host(h) => h.value(),

@@ -82,14 +82,7 @@ pub fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
 
 /// JS truthiness of a JSON value (`undefined` is modelled as a missing key).
 pub fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Some(Value::String(s)) => !s.is_empty(),
-        // A host value is an object, or a value JSON cannot hold (never null).
-        Some(Value::Array(_) | Value::Object(_) | Value::Host(_)) => true,
-    }
+    v.is_some_and(crate::jsnum::is_truthy)
 }
 
 /// `x ?? fallback` for JSON: `null` and missing both fall back.

@@ -16,6 +16,7 @@
 //! Not read: grammar (`custom_tool_call`) tools, which this package never declares, and the
 //! `input_transformations` diagnostics.
 
+use crate::jsnum::is_truthy;
 use crate::json::Put;
 use crate::text::Joined;
 use std::rc::Rc;
@@ -703,17 +704,6 @@ impl ResponsesDecoder {
         out: &mut Vec<AssistantMessageEvent>,
     ) -> AgentMessage {
         super::fail_partial(&self.partial, message, aborted, out)
-    }
-}
-
-/// JS truthiness of a JSON value.
-fn is_truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        _ => true,
     }
 }
 

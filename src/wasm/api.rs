@@ -181,6 +181,7 @@ pub async fn run_loop(
     let _registered = Registered::new(run_id, tracker.clone());
     let table = Table::new();
     table.set_glue(&glue);
+    table.set_json_results(checkpoint.is_function());
     let emit: Function = emit
         .dyn_into()
         .map_err(|_| invalid("emit must be a function"))?;

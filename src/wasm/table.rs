@@ -39,6 +39,9 @@ pub struct Table {
     /// function that calls `fn` until revoked; its readers of caller values (`items`,
     /// `readTool`) run where a throwing trap or getter is a plain JS throw.
     glue: RefCell<JsValue>,
+    /// The run is checkpointed (`onCheckpoint`): every checkpoint is JSON, so a tool result's
+    /// values are read as JSON when it arrives ([`Table::json_results`]).
+    json_results: std::cell::Cell<bool>,
 }
 
 impl Drop for Table {
@@ -60,6 +63,7 @@ impl Default for Table {
             values: RefCell::new(Indexed::new()),
             callbacks: RefCell::new(Vec::new()),
             glue: RefCell::new(JsValue::UNDEFINED),
+            json_results: std::cell::Cell::new(false),
         }
     }
 }
@@ -155,9 +159,6 @@ impl Table {
     /// value itself ([`JsHost`]), unread. Not paired with the object ([`Table::register_pair`]
     /// does that). A throwing getter or trap is `Err` with what it threw.
     pub fn split(&self, js: &JsValue, what: &'static str) -> Result<Rc<Value>, Thrown> {
-        if let Some(rc) = self.known(js) {
-            return Ok(rc);
-        }
         let parts = js_sys::Array::from(&self.glue("split", &[js])?);
         let text = parts.get(0).as_string().unwrap_or_default();
         let mut value = crate::json::parse(&text).map_err(|e| {
@@ -195,6 +196,15 @@ impl Table {
         let rc = Rc::new(Value::Null);
         self.register(rc.clone(), js);
         rc
+    }
+
+    /// Whether tool results must be JSON (see the field).
+    pub fn json_results(&self) -> bool {
+        self.json_results.get()
+    }
+
+    pub fn set_json_results(&self, on: bool) {
+        self.json_results.set(on);
     }
 
     /// Sets the glue (see the field).

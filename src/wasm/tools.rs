@@ -171,6 +171,13 @@ impl Tool for JsTool {
                 return Ok(known);
             }
             let result = self.table.split(&value, "a tool result")?;
+            // A checkpointed run's transcript is JSON: a result JSON cannot hold is the call's
+            // error result, naming why, rather than a checkpoint that cannot be saved.
+            if self.table.json_results() {
+                if let Some(why) = result.host_error() {
+                    return Err(Thrown::new(why));
+                }
+            }
             self.table.register_pair(result.clone(), value);
             Ok(result)
         })

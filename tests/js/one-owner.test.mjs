@@ -60,3 +60,26 @@ test('a tool result\'s content and details are the tool\'s own objects in the me
     assert.equal(messageEnd.message, message, `${name}: message_end and agent_end share the message`);
   }
 });
+
+test('a checkpointed run keeps every checkpoint JSON: a tool result JSON cannot hold is the call\'s error result, naming why', async () => {
+  const impl = IMPLS.ours;
+  for (const details of [{ size: 10n }, (() => { const c = {}; c.self = c; return { c }; })()]) {
+    let calls = 0;
+    const streamFn = () => (calls++ === 0
+      ? answer(impl.stream, [{ type: 'toolCall', id: 'c1', name: 'read', arguments: {} }], 'toolUse')
+      : answer(impl.stream, [{ type: 'text', text: 'done' }], 'stop'));
+    const tool = { name: 'read', label: 'read', description: 'read', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'x' }], details }) };
+    const saved = [];
+    const onCheckpoint = (checkpoint) => { saved.push(JSON.stringify(checkpoint)); };
+    const messages = await impl.run([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] },
+      { model, convertToLlm: (m) => m, onCheckpoint }, () => {}, undefined, streamFn);
+    const result = messages.find((m) => m.role === 'toolResult');
+    assert.equal(result.isError, true);
+    assert.match(result.content[0].text, /^a tool result cannot be converted to JSON: /);
+    assert.ok(saved.length > 4, `${saved.length} checkpoints, each JSON`);
+    assert.equal(messages.at(-1).content[0].text, 'done');
+  }
+  // The same tool in a run without checkpoints: the result passes through, as in pi.
+  const { messages } = await run(impl);
+  assert.equal(messages.find((m) => m.role === 'toolResult').isError, false);
+});
