@@ -103,14 +103,6 @@ pub fn thinking_level(hook: &str, v: Option<&Value>) -> Result<Option<ThinkingLe
     }
 }
 
-/// `messages` of `prepareNextTurn`: absent is none.
-pub fn prepared_messages(v: Option<&Value>) -> Result<Option<Vec<AgentMessage>>> {
-    match present(v) {
-        None => Ok(None),
-        Some(m) => messages("prepareNextTurn", m.clone()).map(Some),
-    }
-}
-
 /// `decision?.action`.
 pub fn turn_decision(v: &Value) -> Option<TurnDecision> {
     match v.get("action").and_then(Value::as_str) {

@@ -210,29 +210,44 @@ function view(value, names, ifDifferent) {
 
 /**
  * A result object split for the core, which keeps the object's values and reads none of them
- * (one owner per value): `[json, places, values]`, where `json` is the JSON text of its own
- * enumerable members with each value that is no JSON primitive (an object, a function, a
- * BigInt, a symbol) as `null`, and those values are `values`, each at the member place in
- * `places`. A throwing getter or trap throws here, as pi's reads of the result would.
+ * (one owner per value): `[json, place, value, place, value, …]`, where `json` is the JSON
+ * text of its own enumerable members with each value that is no JSON primitive (an object, a
+ * function, a BigInt, a symbol) as `null`, and each such value follows with its member place.
+ * A throwing getter or trap throws here, as pi's reads of the result would.
  */
 function split(value) {
   const plain = Object.create(null);
-  const places = [];
-  const values = [];
+  const out = [''];
   let place = 0;
   for (const key of Object.keys(value)) {
     const v = value[key];
     if (v === undefined) continue;
     if (v !== null && typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
       plain[key] = null;
-      places.push(place);
-      values.push(v);
+      out.push(place, v);
     } else {
       plain[key] = v;
     }
     place += 1;
   }
-  return [JSON.stringify(plain), places, values];
+  out[0] = JSON.stringify(plain);
+  return out;
+}
+
+/** Cuts the table's own list `own` to its first `keep` items, appends the run's objects at
+ * `places` (their places in the identity table), and returns a copy to hand out. */
+function extend(own, keep, objects, places) {
+  own.length = keep;
+  for (let i = 0; i < places.length; i++) own.push(objects[places[i]]);
+  return own.slice();
+}
+
+/** How many first items of `items` are the very items of `own`, in order. */
+function shared(items, own) {
+  const n = Math.min(items.length, own.length);
+  let i = 0;
+  while (i < n && items[i] === own[i]) i++;
+  return i;
 }
 
 /** The hooks pi tests with `if` (the others it calls with `?.()`). */
@@ -473,7 +488,7 @@ function emitEvent(emit, kind, a, b, c, d, e) {
   }
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, view, split, updater, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, view, split, extend, shared, updater, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

@@ -177,20 +177,20 @@ impl Value {
 
     /// Whether the value holds a [`Host`] value anywhere (a walk of its containers).
     pub fn has_host(&self) -> bool {
-        match self {
-            Value::Host(_) => true,
-            Value::Array(a) => a.iter().any(Value::has_host),
-            Value::Object(o) => o.values().any(Value::has_host),
-            _ => false,
-        }
+        self.find_host(&|_| true).is_some()
     }
 
     /// The first [`Host`] value within that cannot be read as JSON, and why.
     pub fn host_error(&self) -> Option<&str> {
+        self.find_host(&|h| h.error().is_some())?.error()
+    }
+
+    /// The first [`Host`] value within for which `wanted` holds.
+    fn find_host(&self, wanted: &dyn Fn(&Host) -> bool) -> Option<&Host> {
         match self {
-            Value::Host(h) => h.error().or_else(|| h.value().and_then(Value::host_error)),
-            Value::Array(a) => a.iter().find_map(Value::host_error),
-            Value::Object(o) => o.values().find_map(Value::host_error),
+            Value::Host(h) => wanted(h).then_some(h),
+            Value::Array(a) => a.iter().find_map(|v| v.find_host(wanted)),
+            Value::Object(o) => o.values().find_map(|v| v.find_host(wanted)),
             _ => None,
         }
     }
@@ -290,10 +290,8 @@ impl Value {
 impl<I: Index> std::ops::Index<I> for Value {
     type Output = Value;
     fn index(&self, i: I) -> &Value {
-        thread_local! {
-            static NULL: &'static Value = Box::leak(Box::default());
-        }
-        i.index_into(self).unwrap_or_else(|| NULL.with(|n| *n))
+        const NULL: &Value = &Value::Null;
+        i.index_into(self).unwrap_or(NULL)
     }
 }
 

@@ -98,9 +98,14 @@ pub fn push_block(partial: &Partial, block: Value) -> usize {
 
 /// Runs `f` on content block `index` of the partial (`None` when there is no such block).
 pub fn edit_block<T>(partial: &Partial, index: usize, f: impl FnOnce(&mut Map) -> T) -> Option<T> {
-    let mut p = partial.borrow_mut();
-    match p.get_mut("content").and_then(|c| c.get_mut(index)) {
-        Some(Value::Object(b)) => Some(f(b)),
+    block_mut(&mut partial.borrow_mut(), index).map(f)
+}
+
+/// Content block `index` of a message. Not generic, so each use of [`edit_block`] shares it
+/// (measured: 0.14 KB of the gzipped `.wasm`).
+fn block_mut(message: &mut Value, index: usize) -> Option<&mut Map> {
+    match message.get_mut("content").and_then(|c| c.get_mut(index)) {
+        Some(Value::Object(b)) => Some(b),
         _ => None,
     }
 }

@@ -318,50 +318,20 @@ impl ProviderHooks for JsHooks {
     }
 }
 
-/// A tool call that never ended (a response completed or failed mid-call) keeps the
-/// arguments its streamed text shows, as pi-ai's: the partial parse of that text lives in JS
-/// alone (`src/js/streaming-json.js`), and the JS copy holds it. The core's own block has
-/// `{}` there (`provider::arguments`).
-fn unfinished_arguments(m: &mut AgentMessage, js: &JsValue) {
-    let open: Vec<usize> = m
-        .get("content")
+/// Whether a tool call of `m` never ended: its arguments are still the `{}` the core keeps
+/// while a call streams (`provider::arguments`), with no parse error.
+fn has_open_call(m: &Value) -> bool {
+    m.get("content")
         .and_then(Value::as_array)
-        .map(|blocks| {
-            blocks
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| {
-                    b.get("type").and_then(Value::as_str) == Some("toolCall")
-                        && b.get("argumentsError").is_none()
-                        && b.get("arguments")
-                            .and_then(Value::as_object)
-                            .is_some_and(|a| a.is_empty())
-                })
-                .map(|(i, _)| i)
-                .collect()
+        .is_some_and(|blocks| {
+            blocks.iter().any(|b| {
+                b.get("type").and_then(Value::as_str) == Some("toolCall")
+                    && b.get("argumentsError").is_none()
+                    && b.get("arguments")
+                        .and_then(Value::as_object)
+                        .is_some_and(|a| a.is_empty())
+            })
         })
-        .unwrap_or_default();
-    if open.is_empty() {
-        return;
-    }
-    let blocks = get(js, "content");
-    for i in open {
-        let block = js_sys::Reflect::get_u32(&blocks, i as u32).unwrap_or(JsValue::UNDEFINED);
-        let shown = get(&block, "arguments");
-        let Ok(Some(args @ Value::Object(_))) = super::js::to_json(&shown, "arguments") else {
-            continue;
-        };
-        if args.as_object().is_some_and(|a| a.is_empty()) {
-            continue;
-        }
-        let block = Rc::make_mut(m)
-            .get_mut("content")
-            .and_then(|c| c.get_mut(i))
-            .and_then(Value::as_object_mut);
-        if let Some(b) = block {
-            b.put("arguments", args);
-        }
-    }
 }
 
 /// The driver's response, with `message_start`'s message made from the JS copy.
@@ -382,18 +352,27 @@ impl AssistantStream for BuiltinResponse {
     /// built (pi's provider stops reading there too), not what was decoded after.
     fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>> {
         let mut result = self.inner.final_message();
-        if let Some(js) = was_cut(&self.updates) {
+        let cut = was_cut(&self.updates);
+        // A tool call that never ended (a response completed or failed mid-call) keeps the
+        // arguments its streamed text shows, as pi-ai's: that partial parse lives in JS alone
+        // (`provider::arguments`), so the content is the JS copy's, as for a cut response.
+        let shown = match &cut {
+            Some(js) => Some(js.clone()),
+            None if result.as_deref().is_some_and(has_open_call) => copy(&self.updates),
+            None => None,
+        };
+        if let Some(js) = shown {
             // (Content a sink made unreadable (a BigInt, a cycle) leaves the decoded one.)
             let content = self.table.to_rust(&get(&js, "content"), "content");
             if let Some(Value::Object(o)) = result.as_mut().map(Rc::make_mut) {
                 if let Ok(content) = content {
                     o.put("content", (*content).clone());
                 }
-                o.put("stopReason", "aborted".into());
-                o.put("errorMessage", driver::ABORTED.into());
+                if cut.is_some() {
+                    o.put("stopReason", "aborted".into());
+                    o.put("errorMessage", driver::ABORTED.into());
+                }
             }
-        } else if let (Some(m), Some(js)) = (result.as_mut(), copy(&self.updates)) {
-            unfinished_arguments(m, &js);
         }
         Box::pin(futures::future::ready(Ok(result)))
     }

@@ -59,10 +59,12 @@ pub fn js_messages(table: &Table, hook: &str, v: &JsValue) -> Result<Vec<AgentMe
     let Some(arr) = items(table, v, hook)? else {
         return Err(rejected(hook_values::not_an_array(hook, describe(v))));
     };
-    let mut out = Vec::with_capacity(arr.length() as usize);
-    for (i, m) in arr.iter().enumerate() {
-        // A message seen before (the transcript a hook hands back, turn after turn) is
-        // looked up, not read again: this runs for every message on every turn.
+    // The transcript a hook hands back, turn after turn: the start it shares with the list
+    // it was given is known at once (those are the core's messages already).
+    let mut out = table.known_start(&arr);
+    for i in out.len()..arr.length() as usize {
+        let m = arr.get(i as u32);
+        // A message seen before is looked up, not read again.
         if let Some(rc) = table.known(&m) {
             if !rc.get("role").is_some_and(Value::is_string) {
                 return Err(rejected(hook_values::not_a_message(hook, i)));

@@ -275,6 +275,11 @@ impl<V> Indexed<V> {
         self.item(i as usize)
     }
 
+    /// The place of the item under `key`.
+    pub fn place(&self, key: &str) -> Option<usize> {
+        self.at.get(key)?.as_u64().map(|i| i as usize)
+    }
+
     /// The `i`th item inserted.
     pub fn item(&self, i: usize) -> Option<&V> {
         self.items.get(i)

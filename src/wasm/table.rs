@@ -23,6 +23,9 @@ use wasm_bindgen::JsCast;
 use super::js::{call_method, from_json, to_json, Indexed, JsHost, Unreadable};
 use crate::error::Thrown;
 
+/// How many lists [`Table::array`] keeps.
+const LISTS: usize = 4;
+
 /// A JS-callable function owned by Rust.
 pub type Callback = Closure<dyn Fn(JsValue) -> Result<(), JsValue>>;
 
@@ -31,6 +34,17 @@ pub struct Table {
     /// Each value the run has in both forms, by its address (as decimal text) and by its
     /// place, which the JS object carries in `ids`.
     values: RefCell<Indexed<(Rc<Value>, JsValue)>>,
+    /// The JS side of `values`, by place: a list of the run's objects is made in one
+    /// crossing (a transcript, every turn), not one per message ([`Table::array`]).
+    objects: js_sys::Array,
+    /// The lists [`Table::array`] made last (the transcript and what the hooks made of it,
+    /// which grow turn by turn): the core's values, and the glue's own copy of the list,
+    /// never handed out. A list that starts as one of these crosses only its new items, and
+    /// a list a hook gives back that starts as the last one handed out is known at once
+    /// ([`Table::known_start`]).
+    lists: RefCell<Vec<(Vec<Rc<Value>>, js_sys::Array)>>,
+    /// Which of `lists` was handed out last.
+    last: std::cell::Cell<usize>,
     /// Callbacks handed to JS during the run (a tool's `onUpdate`). Owned here and freed
     /// with the run: a closure given away with `into_js_value` is never freed, and one that
     /// holds the table kept every value of the run alive (a leak of the whole run).
@@ -61,6 +75,9 @@ impl Default for Table {
         Table {
             ids: WeakMap::new(),
             values: RefCell::new(Indexed::new()),
+            objects: js_sys::Array::new(),
+            lists: RefCell::new(Vec::new()),
+            last: std::cell::Cell::new(0),
             callbacks: RefCell::new(Vec::new()),
             glue: RefCell::new(JsValue::UNDEFINED),
             json_results: std::cell::Cell::new(false),
@@ -101,7 +118,20 @@ impl Table {
 
     fn register(&self, rc: Rc<Value>, js: JsValue) -> usize {
         let address = Address::of(&rc).text().to_owned();
+        self.objects.push(&js);
         self.values.borrow_mut().insert(address, (rc, js))
+    }
+
+    /// The place of a core value's JS object, converting it first when it has none yet;
+    /// `None` for a value whose JS form is no object (it has no place).
+    fn place_of(&self, rc: &Rc<Value>) -> Option<u32> {
+        let address = Address::of(rc);
+        if let Some(i) = self.values.borrow().place(address.text()) {
+            return u32::try_from(i).ok();
+        }
+        self.to_js(rc);
+        let i = self.values.borrow().place(address.text())?;
+        u32::try_from(i).ok()
     }
 
     /// The core's value for a JS value: the known one for an object seen before, else a
@@ -159,21 +189,20 @@ impl Table {
     /// value itself ([`JsHost`]), unread. Not paired with the object ([`Table::register_pair`]
     /// does that). A throwing getter or trap is `Err` with what it threw.
     pub fn split(&self, js: &JsValue, what: &'static str) -> Result<Rc<Value>, Thrown> {
-        let parts = js_sys::Array::from(&self.glue("split", &[js])?);
-        let text = parts.get(0).as_string().unwrap_or_default();
-        let mut value = crate::json::parse(&text).map_err(|e| {
-            Thrown::new(Unreadable {
-                message: format!("{what} cannot be read as JSON: {e}"),
-                cause: None,
-            })
-        })?;
-        let places = js_sys::Array::from(&parts.get(1));
-        let values = js_sys::Array::from(&parts.get(2));
+        let parts: js_sys::Array = self.glue("split", &[js])?.unchecked_into();
+        // JSON.stringify's text of one flat object of JSON primitives: it always reads.
+        let mut value =
+            crate::json::parse(&parts.get(0).as_string().unwrap_or_default()).unwrap_or_default();
         if let Value::Object(o) = &mut value {
-            for (place, v) in places.iter().zip(values.iter()) {
-                let slot = place.as_f64().and_then(|p| o.value_at_mut(p as usize));
+            // `[json, place, value, place, value, …]`
+            for i in (1..parts.length()).step_by(2) {
+                let slot = parts
+                    .get(i)
+                    .as_f64()
+                    .and_then(|p| o.value_at_mut(p as usize));
                 if let Some(slot) = slot {
-                    *slot = Value::Host(crate::json::Host::new(JsHost { value: v, what }));
+                    let value = parts.get(i + 1);
+                    *slot = Value::Host(crate::json::Host::new(JsHost { value, what }));
                 }
             }
         }
@@ -252,8 +281,82 @@ impl Table {
         js
     }
 
-    /// A JS array of core values.
+    /// The core's values for the first items of `items` (a fresh array the glue made) that
+    /// are the very objects of the list handed out last, in order: a hook that gives back
+    /// the transcript it got (or one it extended) is known without a lookup per message.
+    pub fn known_start(&self, items: &js_sys::Array) -> Vec<Rc<Value>> {
+        let own = match self.lists.borrow().get(self.last.get()) {
+            Some((_, own)) => own.clone(),
+            None => return Vec::new(),
+        };
+        let shared = self
+            .glue("shared", &[items, &own])
+            .ok()
+            .and_then(|n| n.as_f64());
+        let lists = self.lists.borrow();
+        let kept = lists
+            .get(self.last.get())
+            .map_or(&[][..], |(kept, _)| kept.as_slice());
+        let n = shared.map_or(0, |n| n as usize).min(kept.len());
+        kept.get(..n).unwrap_or_default().to_vec()
+    }
+
+    /// A JS array of core values: their objects, picked by place in one crossing. A list
+    /// that starts as one made before (the transcript, turn after turn) sends only the
+    /// places of its new items.
     pub fn array(&self, items: &[Rc<Value>]) -> js_sys::Array {
-        items.iter().map(|m| self.to_js(m)).collect()
+        let (slot, keep) = self.closest_list(items);
+        let mut places = Vec::with_capacity(items.len().saturating_sub(keep));
+        for m in items.iter().skip(keep) {
+            match self.place_of(m) {
+                Some(p) => places.push(p),
+                // An item whose JS form is no object has no place.
+                None => return items.iter().map(|m| self.to_js(m)).collect(),
+            }
+        }
+        let own = {
+            let mut lists = self.lists.borrow_mut();
+            if slot >= lists.len() {
+                lists.push((Vec::new(), js_sys::Array::new()));
+            }
+            match lists.get_mut(slot) {
+                Some(entry) => {
+                    entry.0 = items.to_vec();
+                    entry.1.clone()
+                }
+                None => js_sys::Array::new(),
+            }
+        };
+        let places = js_sys::Uint32Array::from(places.as_slice());
+        let keep = JsValue::from_f64(keep as f64);
+        self.last.set(slot);
+        match self.glue("extend", &[&own, &keep, &self.objects, &places]) {
+            Ok(array) => array.unchecked_into(),
+            Err(_) => {
+                self.lists.borrow_mut().clear();
+                items.iter().map(|m| self.to_js(m)).collect()
+            }
+        }
+    }
+
+    /// The kept list that shares the longest start with `items`, and how many items they
+    /// share; a new slot when none shares any and there is room.
+    fn closest_list(&self, items: &[Rc<Value>]) -> (usize, usize) {
+        let lists = self.lists.borrow();
+        let shared = |kept: &[Rc<Value>]| {
+            kept.iter()
+                .zip(items)
+                .take_while(|(a, b)| Rc::ptr_eq(a, b))
+                .count()
+        };
+        match lists
+            .iter()
+            .map(|(kept, _)| shared(kept))
+            .enumerate()
+            .max_by_key(|&(_, n)| n)
+        {
+            Some((i, n)) if n > 0 || lists.len() >= LISTS => (i, n),
+            _ => (lists.len(), 0),
+        }
     }
 }
