@@ -318,22 +318,38 @@ fn apply_thinking_level(config: &mut LoopConfig, level: Option<ThinkingLevel>) {
 #[derive(Default)]
 struct DeclarationMemo {
     unchanged_for: Option<(Vec<usize>, Vec<usize>)>,
+    /// The transcript as last read, and its system messages: a transcript that extends it
+    /// (as it does turn after turn) is read only from where it grew.
+    read: Vec<AgentMessage>,
+    systems: Vec<usize>,
 }
 
 impl DeclarationMemo {
-    fn key(context: &Context) -> (Vec<usize>, Vec<usize>) {
-        let systems = context
-            .messages
+    fn key(&mut self, context: &Context) -> (Vec<usize>, Vec<usize>) {
+        let messages = &context.messages;
+        let same = self
+            .read
             .iter()
-            .filter(|m| is_role(m, "system"))
-            .map(|m| Rc::as_ptr(m) as usize)
-            .collect();
+            .zip(messages)
+            .take_while(|(a, b)| Rc::ptr_eq(a, b))
+            .count();
+        if same < self.read.len() {
+            self.read.clear();
+            self.systems.clear();
+        }
+        let new = messages.get(self.read.len()..).unwrap_or_default();
+        self.systems.extend(
+            new.iter()
+                .filter(|m| is_role(m, "system"))
+                .map(|m| Rc::as_ptr(m) as usize),
+        );
+        self.read.extend_from_slice(new);
         let tools = context
             .tools
             .iter()
             .map(|t| Rc::as_ptr(t) as *const () as usize)
             .collect();
-        (systems, tools)
+        (self.systems.clone(), tools)
     }
 
     /// `declare_tool_changes`, skipped when it provably returns `pending` unchanged.
@@ -344,7 +360,7 @@ impl DeclarationMemo {
         now: f64,
     ) -> Vec<AgentMessage> {
         let has_system = pending.iter().any(|m| is_role(m, "system"));
-        let key = Self::key(context);
+        let key = self.key(context);
         if !has_system && self.unchanged_for.as_ref() == Some(&key) {
             return pending;
         }
