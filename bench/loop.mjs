@@ -3,8 +3,6 @@
 //       time per delivered event.
 //   (B) streamed tool-call arguments of 10 KB, 100 KB and 1 MB in 8-byte deltas; the
 //       log-log slope of time over size (1.0 = linear).
-//   (F) a long session: 400 turns, each a tool call whose result is 16 KB of text (a coding
-//       agent reading files), the transcript kept; time per turn.
 // Run: node bench/loop.mjs   (after npm run build). Timings are reported, never asserted.
 import * as ours from 'pi-agent-wasm';
 import * as piCore from '@earendil-works/pi-agent-core';
@@ -83,36 +81,6 @@ async function scenarioB(impl, bytes) {
   return performance.now() - t0;
 }
 
-function toolCallResponse(makeStream, turn) {
-  const s = makeStream();
-  const call = { type: 'toolCall', id: `read${turn}`, name: 'read', arguments: { path: `src/file${turn}.rs` } };
-  const partial = { ...base, content: [call], stopReason: 'toolUse', timestamp: Date.now() };
-  s.push({ type: 'start', partial });
-  s.push({ type: 'toolcall_start', contentIndex: 0, partial });
-  s.push({ type: 'toolcall_end', contentIndex: 0, toolCall: call, partial });
-  s.push({ type: 'done', reason: 'toolUse', message: partial });
-  return s;
-}
-
-const FILE = 'fn main() { println!("hello"); }\n'.repeat(16384 / 32);
-const read = {
-  name: 'read', label: 'read', description: 'Reads a file',
-  parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  execute: async () => ({ content: [{ type: 'text', text: FILE }], details: {} }),
-};
-const TURNS_F = 400;
-
-async function scenarioF(impl) {
-  let turn = 0;
-  const streamFn = () => {
-    turn += 1;
-    return turn < TURNS_F ? toolCallResponse(impl.stream, turn) : textResponse(impl.stream, 1, 0);
-  };
-  const t0 = performance.now();
-  await impl.run([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [read] }, { model, convertToLlm: (m) => m }, async () => {}, undefined, streamFn);
-  return performance.now() - t0;
-}
-
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Runs both implementations alternately (so drift and GC hit both alike); medians. */
@@ -150,6 +118,3 @@ for (const bytes of sizes) {
 const slope = (ts) => Math.log(ts[2] / ts[0]) / Math.log(sizes[2] / sizes[0]);
 console.log(`  log-log slope 10 KB -> 1 MB: ours ${slope(b.ours).toFixed(2)}, pi ${slope(b.pi).toFixed(2)} (goal < 1.15; 1 MB faster than pi: ${b.ours[2] < b.pi[2]})`);
 
-console.log(`(F) long session: ${TURNS_F} turns, each with a 16 KB tool result, transcript kept`);
-const f = await compare(scenarioF, 5);
-console.log(`  ours ${(f.ours.ms / TURNS_F).toFixed(3)} ms/turn, pi ${(f.pi.ms / TURNS_F).toFixed(3)} ms/turn, ratio ${(f.ours.ms / f.pi.ms).toFixed(2)}`);

@@ -21,6 +21,7 @@ const pick = (text, re, what) => {
 };
 
 const loop = run('bench/loop.mjs');
+const long = run('bench/long-session.mjs');
 const provider = run('bench/provider.mjs');
 const cold = run('bench/cold-start.mjs');
 const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'Cargo.toml', 'Cargo.lock', ':(exclude)src/**/*.d.ts'], { cwd: root, encoding: 'utf8' }).trim() !== '';
@@ -31,7 +32,9 @@ const results = {
   // Each a ratio of this package to pi 1.6.0 in the same process, implementations alternating.
   perEventLoopOverhead: pick(loop, /ratio ours\/pi per event: ([\d.]+)/, '(A) ratio'),
   streamedArguments1MB: pick(loop, /1000000 B:.*ratio ([\d.]+)/, '(B) 1 MB ratio'),
-  longSessionPerTurn: pick(loop, /\(F\)[^\n]*\n[^\n]*ratio ([\d.]+)/, '(F) ratio'),
+  longSessionPerTurn: pick(long, /loop +N=400:.*ratio ([\d.]+)/, '(F) loop ratio'),
+  longSessionAgentPerTurn: pick(long, /Agent +N=400:.*ratio ([\d.]+)/, '(F) Agent ratio'),
+  longSessionAgentRss: pick(long, /Agent +memory.*RSS.*?ratio ([\d.]+)/, '(F) Agent RSS ratio'),
   sseThroughput: pick(provider, /throughput ours\/pi: ([\d.]+)x/, '(C) throughput ratio'),
   coldStartInstalled: pick(cold, /installed\s+ours.*ratio ([\d.]+)/, '(E) installed ratio'),
   coldStartBundled: pick(cold, /bundled\s+ours.*ratio ([\d.]+)/, '(E) bundled ratio'),
