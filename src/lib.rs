@@ -19,6 +19,18 @@
 //!
 //! With a JS stream function (pi-ai's `streamSimple`), the glue iterates the JS stream and
 //! emits each `message_update` itself; the core sees only `start` and the final message.
+//!
+//! # The walk of one tool call's arguments (built-in provider)
+//! 1. The API's decoder appends each argument delta to the call's raw text
+//!    (`provider::arguments`) and queues a `toolcall_delta`; nothing is parsed yet.
+//! 2. `wasm::sink` records `[7, index, "delta"]`; the glue appends the delta to the call's
+//!    partial parser (`src/js/streaming-json.js`, the one parser of partial arguments) and
+//!    sets the JS partial's `arguments` from it.
+//! 3. At the call's end the decoder parses the text once, strictly; the finished block
+//!    crosses in the `toolcall_end` record, and the core validates it (`agent::validate`).
+//! 4. `wasm::tools` hands the arguments to `execute` (converted once), and takes the result
+//!    with the glue's `split`: its `content` and `details` stay the tool's own objects
+//!    ([`json::Host`]), so the tool-result message carries them unread.
 
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 // The loop-only build (measured, never shipped: see Cargo.toml) leaves the glue the
