@@ -565,7 +565,11 @@ pub async fn open(
     let messages: Vec<Value> = context.messages.iter().map(|m| (**m).clone()).collect();
     // A value the host kept (a tool result's `content`) is read as JSON here, once: one that
     // cannot be (a BigInt, a cycle) fails the request, as pi's JSON.stringify of the body.
-    if let Some(why) = messages.iter().find_map(Value::host_error) {
+    // Only `content` is sent of what the host keeps (a tool result's `details` is not).
+    let unreadable = messages
+        .iter()
+        .find_map(|m| m.get_raw("content").and_then(Value::host_error));
+    if let Some(why) = unreadable {
         return Ok(response(api_key, None).failed(why));
     }
     let (mut params, betas) =

@@ -318,15 +318,15 @@ impl ProviderHooks for JsHooks {
     }
 }
 
-/// Whether a tool call of `m` never ended: its arguments are still the `{}` the core keeps
-/// while a call streams (`provider::arguments`), with no parse error.
+/// Whether a tool call of `m` may not have ended: its arguments are the `{}` the core keeps
+/// while a call streams (`provider::arguments`). (A call that ended with `{}`, or with a
+/// parse error, reads the same from the JS copy, which its end record brought up to date.)
 fn has_open_call(m: &Value) -> bool {
     m.get("content")
         .and_then(Value::as_array)
         .is_some_and(|blocks| {
             blocks.iter().any(|b| {
                 b.get("type").and_then(Value::as_str) == Some("toolCall")
-                    && b.get("argumentsError").is_none()
                     && b.get("arguments")
                         .and_then(Value::as_object)
                         .is_some_and(|a| a.is_empty())

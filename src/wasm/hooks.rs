@@ -64,21 +64,37 @@ pub fn js_messages(table: &Table, hook: &str, v: &JsValue) -> Result<Vec<AgentMe
     let mut out = table.known_start(&arr);
     for i in out.len()..arr.length() as usize {
         let m = arr.get(i as u32);
-        // A message seen before is looked up, not read again.
-        if let Some(rc) = table.known(&m) {
-            if !rc.get("role").is_some_and(Value::is_string) {
-                return Err(rejected(hook_values::not_a_message(hook, i)));
-            }
-            out.push(rc);
-            continue;
-        }
-        if !m.is_object() || !read(&m, "role")?.is_string() {
+        // A message seen before is looked up, not read again; a new one is read here.
+        let rc = match table.known(&m) {
+            Some(rc) => rc,
+            None => new_message(table, hook, i, m)?,
+        };
+        if !rc.get("role").is_some_and(Value::is_string) {
             return Err(rejected(hook_values::not_a_message(hook, i)));
         }
-        let what = format!("{hook}: message {i}");
-        out.push(table.to_rust(&m, &what).map_err(rejected_unreadable)?);
+        out.push(rc);
     }
     Ok(out)
+}
+
+/// A message `hook` gave that the run has not seen. A tool result's `content` and `details`
+/// stay the caller's objects, unread, as when the tool returned them (one owner per value): a
+/// value JSON cannot hold there passes through, as in pi. Any other message, or any in a
+/// checkpointed run (its checkpoints are JSON), is read whole; one that cannot be (a getter
+/// that throws, its `role`'s included) is an `invalid_input` error naming it.
+fn new_message(table: &Table, hook: &str, i: usize, m: JsValue) -> Result<AgentMessage, Thrown> {
+    if !m.is_object() {
+        return Err(rejected(hook_values::not_a_message(hook, i)));
+    }
+    let tool_result = read(&m, "role").is_ok_and(|r| r == key("toolResult"));
+    if tool_result && !table.json_results() {
+        if let Ok(rc) = table.split(&m, "a tool result") {
+            table.register_pair(rc.clone(), m);
+            return Ok(rc);
+        }
+    }
+    let what = format!("{hook}: message {i}");
+    table.to_rust(&m, &what).map_err(rejected_unreadable)
 }
 
 /// `{ messages, tools, ...other keys }` from JS. The other keys are copied once, as pi's

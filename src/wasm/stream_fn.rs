@@ -132,10 +132,11 @@ impl AssistantStream for JsResponse {
                 Err(e) => match call(&self.json_arguments, &[&r])? {
                     marked if marked.is_object() => Rc::new(
                         to_json(&marked, what)
-                            .map_err(crate::error::Thrown::new)?
+                            .map_err(super::hooks::rejected_unreadable)?
                             .unwrap_or(Value::Null),
                     ),
-                    _ => return Err(crate::error::Thrown::new(e)),
+                    // An `invalid_input` error naming it, with what reading it threw.
+                    _ => return Err(super::hooks::rejected_unreadable(e)),
                 },
             };
             self.final_js = Some(r);

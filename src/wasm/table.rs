@@ -311,7 +311,7 @@ impl Table {
             match self.place_of(m) {
                 Some(p) => places.push(p),
                 // An item whose JS form is no object has no place.
-                None => return items.iter().map(|m| self.to_js(m)).collect(),
+                None => return self.each(items),
             }
         }
         let own = {
@@ -334,9 +334,14 @@ impl Table {
             Ok(array) => array.unchecked_into(),
             Err(_) => {
                 self.lists.borrow_mut().clear();
-                items.iter().map(|m| self.to_js(m)).collect()
+                self.each(items)
             }
         }
+    }
+
+    /// A JS array of core values, each converted (or looked up) on its own.
+    fn each(&self, items: &[Rc<Value>]) -> js_sys::Array {
+        items.iter().map(|m| self.to_js(m)).collect()
     }
 
     /// The kept list that shares the longest start with `items`, and how many items they

@@ -83,3 +83,68 @@ test('a checkpointed run keeps every checkpoint JSON: a tool result JSON cannot 
   const { messages } = await run(impl);
   assert.equal(messages.find((m) => m.role === 'toolResult').isError, false);
 });
+
+test('an Agent whose tool returned a value JSON cannot hold goes on: the next prompt, and a built-in provider, never read `details` (outside tester, finding 1 and 2)', async () => {
+  const { startOpenAIServer } = await import('./shared/openai-server.mjs');
+  const { getModel } = await import('@earendil-works/pi-ai/compat');
+  const cycle = {};
+  cycle.self = cycle;
+  for (const details of [{ size: 1n }, { cycle }]) {
+    const execute = async () => ({ content: [{ type: 'text', text: 'ok' }], details });
+    // A JS stream function, both implementations.
+    const seen = {};
+    for (const name of ['pi', 'ours']) {
+      const impl = IMPLS[name];
+      let calls = 0;
+      const streamFn = () => (calls++ % 2 === 0
+        ? answer(impl.stream, [{ type: 'toolCall', id: `c${calls}`, name: 'read', arguments: {} }], 'toolUse')
+        : answer(impl.stream, [{ type: 'text', text: 'done' }], 'stop'));
+      const agent = new (name === 'pi' ? pi : ours).Agent({ initialState: { model, tools: [{ name: 'read', label: 'read', description: 'read', parameters: { type: 'object' }, execute }] }, streamFn });
+      await agent.prompt('first');
+      await agent.prompt('second');
+      seen[name] = agent.state.messages.map((m) => m.stopReason ?? m.role);
+      assert.equal(agent.state.messages.find((m) => m.role === 'toolResult').details, details, `${name}: the tool's own details`);
+    }
+    assert.deepEqual(seen.ours, seen.pi);
+    assert.deepEqual(seen.ours.filter((r) => r !== 'system'), ['user', 'toolUse', 'toolResult', 'stop', 'user', 'toolUse', 'toolResult', 'stop']);
+    // Ours over a local Chat Completions server: `details` is not sent, so nothing fails.
+    const server = await startOpenAIServer((_body, n) => (n % 2 === 0
+      ? [{ choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: `c${n}`, type: 'function', function: { name: 'read', arguments: '{}' } }] }, finish_reason: null }] },
+        { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] }]
+      : [{ choices: [{ index: 0, delta: { role: 'assistant', content: 'done' }, finish_reason: null }] }, { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }]));
+    try {
+      const builtin = { ...getModel('openai', 'gpt-4o-mini'), id: 'gpt-test', api: 'openai-completions', baseUrl: server.baseUrl };
+      const agent = new ours.Agent({ initialState: { model: builtin, tools: [{ name: 'read', label: 'read', description: 'read', parameters: { type: 'object' }, execute }] }, getApiKey: () => 'sk-local' });
+      await agent.prompt('first');
+      await agent.prompt('second');
+      assert.deepEqual(agent.state.messages.map((m) => m.stopReason ?? m.role).filter((r) => r !== 'system'), ['user', 'toolUse', 'toolResult', 'stop', 'user', 'toolUse', 'toolResult', 'stop']);
+      assert.equal(server.requests.length, 4);
+    } finally {
+      await server.close();
+    }
+  }
+});
+
+test('a new message whose `role` getter throws rejects with invalid_input naming it, the thrown error as its cause (outside tester, finding 9)', async () => {
+  const message = { content: 'x', timestamp: 1 };
+  Object.defineProperty(message, 'role', { enumerable: true, get() { throw new Error('getter failed'); } });
+  const streamFn = () => answer(IMPLS.ours.stream, [{ type: 'text', text: 'done' }], 'stop');
+  await assert.rejects(
+    ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model, convertToLlm: (m) => [...m, message] }, () => {}, undefined, streamFn),
+    (e) => e.code === 'invalid_input' && /^convertToLlm: message 1 cannot be converted to JSON: getter failed/.test(e.message) && e.cause?.message === 'getter failed',
+  );
+});
+
+test('a JS stream\'s final message JSON cannot hold rejects the run with invalid_input, the reading\'s error as its cause (outside tester, finding 6)', async () => {
+  const streamFn = () => {
+    const s = IMPLS.ours.stream();
+    const message = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage: { ...usage, input: 5n }, content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 1 };
+    s.push({ type: 'start', partial: message });
+    s.push({ type: 'done', reason: 'stop', message });
+    return s;
+  };
+  await assert.rejects(
+    ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model, convertToLlm: (m) => m }, () => {}, undefined, streamFn),
+    (e) => e.code === 'invalid_input' && /^the stream's result cannot be converted to JSON: /.test(e.message) && e.cause instanceof TypeError,
+  );
+});

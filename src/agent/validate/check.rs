@@ -89,7 +89,8 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::String(_) => "string",
         Value::Array(_) => "array",
         Value::Object(_) => "object",
-        Value::Host(h) => h.value().map_or("undefined", type_name),
+        // (Arguments never hold a host's value: they are read whole.)
+        Value::Host(_) => "object",
     }
 }
 
