@@ -161,7 +161,7 @@ impl AssistantMessageEvent {
             reason.as_str().and_then(StopReason::parse).ok_or_else(|| {
                 format!(
                     "{kind}: unknown reason {}",
-                    crate::jsnum::json_stringify(reason)
+                    crate::json::json_stringify(reason)
                 )
             })
         };

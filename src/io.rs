@@ -448,29 +448,3 @@ pub struct LoopConfig {
     pub default_identity: Value,
     pub tool_execution: ToolExecution,
 }
-
-/// Everything a run talks to.
-pub struct Host<'a> {
-    pub clock: &'a dyn Clock,
-    /// The regular-expression engine for `pattern` in tool schemas.
-    pub patterns: &'a dyn Patterns,
-    pub signal: Option<&'a dyn AbortSignal>,
-    pub sink: &'a dyn EventSink,
-    pub hooks: &'a dyn Hooks,
-    /// `None`: no stream function was given and no default is set. pi resolves this only
-    /// after the prompt events (L-34 step 4), and so does the loop.
-    pub stream_fn: Option<&'a dyn StreamFn>,
-    /// The run's position, kept current for checkpoints (`agent::checkpoint`).
-    pub tracker: &'a crate::agent::checkpoint::Tracker,
-}
-
-impl Host<'_> {
-    pub fn aborted(&self) -> bool {
-        self.signal.is_some_and(|s| s.aborted())
-    }
-
-    pub async fn emit(&self, event: AgentEvent) -> HostResult<()> {
-        self.tracker.observe(&event);
-        self.sink.emit(event).await
-    }
-}

@@ -8,8 +8,6 @@
 //! rules: the shortest round-trip digits from Rust's float printer, laid out by the
 //! ECMAScript rules, and the StringToNumber grammar over `str::parse`.
 
-use crate::json::{Style, Value};
-
 /// The host's number conversions. In the `.wasm` they are the JS engine's, which src/wasm
 /// installs when the module starts (the core names no JS API itself). `None` when the engine
 /// failed (a global replaced by one that throws): the result is then NaN, or for `String`
@@ -163,19 +161,6 @@ pub fn is_js_blank(s: &str) -> bool {
     s.chars().all(is_js_whitespace)
 }
 
-/// Whether a JSON value is truthy in JS: not `null`, `false`, `0` or `""` (JSON has no NaN
-/// or undefined).
-pub fn is_truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        // An object (or a value JSON cannot hold) that the host keeps.
-        Value::Array(_) | Value::Object(_) | Value::Host(_) => true,
-    }
-}
-
 #[cfg(not(target_arch = "wasm32"))]
 fn rust_from_js_string(s: &str) -> f64 {
     let t = s.trim_matches(is_js_whitespace);
@@ -290,65 +275,6 @@ fn is_decimal_literal(s: &str) -> bool {
         }
     }
     i == b.len()
-}
-
-/// `JSON.stringify` of a JSON value: numbers written as JS writes them (`-150`, `1e+21`) and
-/// lone surrogates as `\udXXX` escapes (crate::json), so request bodies and argument strings
-/// match pi's byte for byte.
-pub fn json_stringify(value: &Value) -> String {
-    text_of(
-        value,
-        Style {
-            negative_zero: false,
-            pretty: false,
-            unread_hosts: false,
-        },
-    )
-}
-
-/// The JSON text from which `JSON.parse` makes `value` in JS: [`json_stringify`]'s, but with
-/// `-0` written as such (JSON.stringify writes `0`), so that a `-0` the network sent reaches
-/// JS as pi's `JSON.parse` gave it.
-pub fn json_for_js(value: &Value) -> String {
-    text_of(
-        value,
-        Style {
-            negative_zero: true,
-            pretty: false,
-            unread_hosts: false,
-        },
-    )
-}
-
-/// [`json_for_js`] with each host value (`crate::json::Host`) written as `null`, unread:
-/// the binding puts the host's own value in its place.
-pub fn json_skeleton_for_js(value: &Value) -> String {
-    text_of(
-        value,
-        Style {
-            negative_zero: true,
-            pretty: false,
-            unread_hosts: true,
-        },
-    )
-}
-
-/// `JSON.stringify(value, null, 2)`: [`json_stringify`] indented by two spaces.
-pub fn json_stringify_pretty(value: &Value) -> String {
-    text_of(
-        value,
-        Style {
-            negative_zero: false,
-            pretty: true,
-            unread_hosts: false,
-        },
-    )
-}
-
-fn text_of(value: &Value, style: Style) -> String {
-    let mut out = Vec::new();
-    crate::json::write(&mut out, value, style);
-    crate::json::escape_lone(String::from_utf8_lossy(&out).into_owned())
 }
 
 #[cfg(test)]

@@ -203,9 +203,81 @@ pub fn escape_lone(text: String) -> String {
     map_lone(&text, true)
 }
 
-/// `JSON.stringify(value)`: JS numbers (`jsnum::json_stringify`), lone surrogates escaped.
+/// `JSON.stringify(value)`: the same as [`json_stringify`].
 pub fn stringify(value: &Value) -> String {
-    crate::jsnum::json_stringify(value)
+    json_stringify(value)
+}
+
+/// `JSON.stringify` of a JSON value: numbers written as JS writes them (`-150`, `1e+21`) and
+/// lone surrogates as `\udXXX` escapes (this module), so request bodies and argument strings
+/// match pi's byte for byte.
+pub fn json_stringify(value: &Value) -> String {
+    text_of(
+        value,
+        Style {
+            negative_zero: false,
+            pretty: false,
+            unread_hosts: false,
+        },
+    )
+}
+
+/// The JSON text from which `JSON.parse` makes `value` in JS: [`json_stringify`]'s, but with
+/// `-0` written as such (JSON.stringify writes `0`), so that a `-0` the network sent reaches
+/// JS as pi's `JSON.parse` gave it.
+pub fn json_for_js(value: &Value) -> String {
+    text_of(
+        value,
+        Style {
+            negative_zero: true,
+            pretty: false,
+            unread_hosts: false,
+        },
+    )
+}
+
+/// [`json_for_js`] with each host value ([`Host`]) written as `null`, unread:
+/// the binding puts the host's own value in its place.
+pub fn json_skeleton_for_js(value: &Value) -> String {
+    text_of(
+        value,
+        Style {
+            negative_zero: true,
+            pretty: false,
+            unread_hosts: true,
+        },
+    )
+}
+
+/// `JSON.stringify(value, null, 2)`: [`json_stringify`] indented by two spaces.
+pub fn json_stringify_pretty(value: &Value) -> String {
+    text_of(
+        value,
+        Style {
+            negative_zero: false,
+            pretty: true,
+            unread_hosts: false,
+        },
+    )
+}
+
+fn text_of(value: &Value, style: Style) -> String {
+    let mut out = Vec::new();
+    write(&mut out, value, style);
+    escape_lone(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Whether a JSON value is truthy in JS: not `null`, `false`, `0` or `""` (JSON has no NaN
+/// or undefined).
+pub fn is_truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        // An object (or a value JSON cannot hold) that the host keeps.
+        Value::Array(_) | Value::Object(_) | Value::Host(_) => true,
+    }
 }
 
 /// A JSON value written as JSON, like `serde_json::json!` and with its syntax (`null`,

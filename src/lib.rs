@@ -4,6 +4,9 @@
 //! their host (JS, or a test) only through the traits in [`io`]. Only [`wasm`] (compiled
 //! for `wasm32` alone) names wasm-bindgen, js-sys or web-sys.
 //!
+//! Layers point one way: a module names only modules to its left in `text → jsnum → json →
+//! error → message → stream → event → io → agent → provider → wasm` (tests/layers.rs).
+//!
 //! # The walk of one streamed text delta (built-in provider)
 //! 1. `wasm::builtin` reads a body chunk from `fetch` ([`io::Transport`]): one await per
 //!    network chunk.

@@ -22,6 +22,7 @@ use common::*;
 use futures::FutureExt;
 use pi_agent_wasm::agent::checkpoint::{interrupted_call_text, Position, Stage, Tracker};
 use pi_agent_wasm::agent::validate::pattern::NativePatterns;
+use pi_agent_wasm::agent::Host;
 use pi_agent_wasm::agent::{resume_agent_loop, run_agent_loop};
 use pi_agent_wasm::error::Thrown;
 use pi_agent_wasm::event::AgentEvent;

@@ -125,8 +125,8 @@ fn l_05_l_10_enumerations_use_pis_strings() {
     assert_eq!(u.extra.get("z"), Some(&json!([1])));
     // Written back: the same keys in the same order, integral counts without a fraction.
     assert_eq!(
-        pi_agent_wasm::jsnum::json_stringify(&u.to_value()),
-        pi_agent_wasm::jsnum::json_stringify(&text)
+        pi_agent_wasm::json::json_stringify(&u.to_value()),
+        pi_agent_wasm::json::json_stringify(&text)
     );
     let mut with_optional = text.clone();
     with_optional["reasoning"] = json!(null);

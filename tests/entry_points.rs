@@ -14,6 +14,7 @@ use std::rc::Rc;
 use common::event_stream::AgentEventStream;
 use common::*;
 use futures::executor::block_on;
+use pi_agent_wasm::agent::Host;
 use pi_agent_wasm::agent::{run_agent_loop, run_tool_call, ToolEnv};
 use pi_agent_wasm::error::Thrown;
 use pi_agent_wasm::io::*;

@@ -16,6 +16,7 @@ use common::event_stream::AgentEventStream;
 use common::*;
 use futures::executor::block_on;
 use pi_agent_wasm::agent::run_agent_loop;
+use pi_agent_wasm::agent::Host;
 use pi_agent_wasm::event::{AgentEvent, AssistantMessageEvent};
 use pi_agent_wasm::io::*;
 use pi_agent_wasm::json::Value;

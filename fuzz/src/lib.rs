@@ -193,7 +193,7 @@ fn same_inline(a: &Value, b: &Value) -> bool {
 
 /// `JSON.stringify` output must read back as the value it came from.
 pub fn assert_stringify_round_trips(v: &Value, what: &str) {
-    let text = pi_agent_wasm::jsnum::json_stringify(v);
+    let text = pi_agent_wasm::json::json_stringify(v);
     let back = parse_json(text.as_bytes())
         .unwrap_or_else(|| panic!("{what}: JSON.stringify gave text that is not JSON: {text}"));
     let expected = Deep::new(finite_only(v));

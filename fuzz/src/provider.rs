@@ -225,7 +225,7 @@ pub fn trace(d: &Decoded) -> Vec<(String, Option<usize>, String)> {
                     ..
                 } => (
                     Some(*content_index),
-                    pi_agent_wasm::jsnum::json_stringify(tool_call),
+                    pi_agent_wasm::json::json_stringify(tool_call),
                 ),
                 Start { .. } | Done { .. } | Error { .. } => (None, String::new()),
             };
@@ -367,8 +367,8 @@ pub fn fuzz(api: Api, data: &[u8]) {
         let parts = decode(api, &crate::split(seed, body));
         assert_eq!(trace(&parts), trace(&whole), "events depend on the split");
         assert_eq!(
-            pi_agent_wasm::jsnum::json_stringify(&parts.message),
-            pi_agent_wasm::jsnum::json_stringify(&whole.message),
+            pi_agent_wasm::json::json_stringify(&parts.message),
+            pi_agent_wasm::json::json_stringify(&whole.message),
             "final message depends on the split"
         );
     }

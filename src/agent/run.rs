@@ -13,9 +13,10 @@ use super::checkpoint::{bad_checkpoint, Opening, Position, Stage};
 use super::declarations;
 use super::tools::{execute_tool_calls, Prior};
 use super::turn::{resolve_stream_fn, stream_assistant_response};
+use super::Host;
 use crate::error::{Error, Result};
 use crate::event::AgentEvent;
-use crate::io::{Context, Host, LoopConfig, RequestContext, StreamFn, TurnContext, TurnDecision};
+use crate::io::{Context, LoopConfig, RequestContext, StreamFn, TurnContext, TurnDecision};
 use crate::message::transcript::declare_tool_changes;
 use crate::message::{is_role, stop_reason, tool_calls, AgentMessage, ThinkingLevel};
 

@@ -17,10 +17,11 @@ use futures::FutureExt;
 
 use super::checkpoint::{interrupted_call_text, Ended};
 use super::validate::{validate_tool_call, Patterns};
+use super::Host;
 use crate::error::Result;
 use crate::event::AgentEvent;
 use crate::io::{
-    AbortSignal, AfterToolCallContext, Clock, Context, ExecutionMode, Hooks, Host, HostFuture,
+    AbortSignal, AfterToolCallContext, Clock, Context, ExecutionMode, Hooks, HostFuture,
     HostResult, Interrupted, Tool, ToolCallContext, ToolExecution, UpdateFn, UpdateSink,
 };
 use crate::message::{error_tool_result, num, present, str_field, AgentMessage, Object};

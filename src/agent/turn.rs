@@ -14,9 +14,10 @@ use std::rc::Rc;
 
 use crate::json::Value;
 
+use super::Host;
 use crate::error::{Error, Result};
 use crate::event::{AgentEvent, AssistantMessageEvent};
-use crate::io::{Context, Host, LlmContext, LoopConfig, StreamFn, StreamOptions};
+use crate::io::{Context, LlmContext, LoopConfig, StreamFn, StreamOptions};
 use crate::message::{num, zero_usage, AgentMessage, Object};
 
 /// L-78 `mergeClientIdentity(DEFAULT_AGENT_IDENTITY, config.identity)`: field by field over

@@ -875,7 +875,7 @@ mod tests {
             matches!(&raw, Some(Value::Host(h)) if matches!(&content, Value::Host(c) if c.same(h)))
         );
         let copy = message.clone();
-        let skeleton = crate::jsnum::json_skeleton_for_js(&copy);
+        let skeleton = crate::json::json_skeleton_for_js(&copy);
         assert_eq!(skeleton, r#"{"role":"toolResult","content":null}"#);
         assert!(message.has_host());
         let fresh = host(&reads, Ok(Some(Value::from(vec!["a", "b"]))));
@@ -883,7 +883,7 @@ mod tests {
         o.insert("content".into(), fresh);
         let message = Value::Object(o);
         assert_eq!(
-            crate::jsnum::json_skeleton_for_js(&message),
+            crate::json::json_skeleton_for_js(&message),
             r#"{"content":null}"#
         );
         assert_eq!(reads.get(), 0, "nothing read while passing along");

@@ -82,7 +82,7 @@ pub fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
 
 /// JS truthiness of a JSON value (`undefined` is modelled as a missing key).
 pub fn truthy(v: Option<&Value>) -> bool {
-    v.is_some_and(crate::jsnum::is_truthy)
+    v.is_some_and(crate::json::is_truthy)
 }
 
 /// `x ?? fallback` for JSON: `null` and missing both fall back.

@@ -87,7 +87,7 @@ pub fn to_tool_declaration(decl: &Value) -> Value {
 /// `declarationsEqual`: equal serialized declarations (key order included).
 pub fn declarations_equal(a: &Value, b: &Value) -> bool {
     // Strings, not `Value`s: map equality ignores key order, `JSON.stringify` does not.
-    let text = |v: &Value| crate::jsnum::json_stringify(&to_tool_declaration(v));
+    let text = |v: &Value| crate::json::json_stringify(&to_tool_declaration(v));
     text(a) == text(b)
 }
 

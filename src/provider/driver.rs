@@ -241,7 +241,7 @@ pub fn api_http_error(api: Api, model: &Value, response: &StatusLine, body: &str
                 "status": &response.text,
             }}),
         };
-        return cut_text(&crate::jsnum::json_stringify(&v), MAX_ERROR_BODY);
+        return cut_text(&crate::json::json_stringify(&v), MAX_ERROR_BODY);
     }
     if api == Api::Anthropic {
         // Anthropic's SDK: the body's `message`, else the whole JSON body, else its text.
@@ -252,7 +252,7 @@ pub fn api_http_error(api: Api, model: &Value, response: &StatusLine, body: &str
                 Some(Value::String(m)) if !m.is_empty() => format!("{status} {m}"),
                 _ => format!(
                     "{status} {}",
-                    cut_text(&crate::jsnum::json_stringify(&v), MAX_ERROR_BODY)
+                    cut_text(&crate::json::json_stringify(&v), MAX_ERROR_BODY)
                 ),
             },
             Err(_) => format!("{status} {}", cut_text(trimmed, MAX_ERROR_BODY)),
@@ -585,7 +585,7 @@ pub async fn open(
     if let Some(next) = replaced {
         params = next;
     }
-    let body = crate::jsnum::json_stringify(&params);
+    let body = crate::json::json_stringify(&params);
     let headers = match request_headers(api, model, &options, config, &key, &betas) {
         Ok(h) => h,
         Err(e) => return Ok(response(api_key, None).failed(&e)),

@@ -16,7 +16,7 @@ use crate::json::{Map, Value};
 
 use super::usage::calculate_cost;
 use crate::event::{AssistantMessageEvent, Partial};
-use crate::jsnum::json_stringify;
+use crate::json::json_stringify;
 use crate::message::{AgentMessage, StopReason, Usage};
 
 #[derive(Clone, Copy, PartialEq)]

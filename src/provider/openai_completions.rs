@@ -327,11 +327,11 @@ impl<'a> Wire<'a> {
 /// provider's `metadata.raw` on a line of its own, when it adds anything. `None` when the
 /// chunk reports none (`error` absent or falsy, as JS tests it).
 fn stream_error(error: Option<&Value>) -> Option<String> {
-    let error = error.filter(|e| crate::jsnum::is_truthy(e))?;
-    let mut text = match error.get("message").filter(|m| crate::jsnum::is_truthy(m)) {
+    let error = error.filter(|e| crate::json::is_truthy(e))?;
+    let mut text = match error.get("message").filter(|m| crate::json::is_truthy(m)) {
         Some(Value::String(m)) => m.clone(),
-        Some(m) => crate::jsnum::json_stringify(m),
-        None => crate::jsnum::json_stringify(error),
+        Some(m) => crate::json::json_stringify(m),
+        None => crate::json::json_stringify(error),
     };
     let raw = match error.get("metadata").and_then(|m| m.get("raw")) {
         Some(Value::String(r)) if !r.is_empty() => Some(r.clone()),
@@ -709,7 +709,7 @@ impl ChatCompletionsDecoder {
                 Some("thinking") => {
                     if let Some(details) = &self.details {
                         let list = details.iter().map(detail_json).collect();
-                        let signature = crate::jsnum::json_stringify(&Value::Array(list));
+                        let signature = crate::json::json_stringify(&Value::Array(list));
                         super::edit_block(&self.partial, i, |b| {
                             b.put("thinkingSignature", signature.into());
                         });
@@ -843,10 +843,10 @@ fn append_detail(details: &mut Vec<Detail>, detail: Value) {
         }
     };
     if field == "text" {
-        fill("signature", crate::jsnum::is_truthy);
+        fill("signature", crate::json::is_truthy);
     }
     fill("id", |v| !v.is_null());
-    fill("format", crate::jsnum::is_truthy);
+    fill("format", crate::json::is_truthy);
     fill("index", |v| !v.is_null());
 }
 
@@ -1068,12 +1068,12 @@ mod tests {
         };
         let events: Vec<String> = events
             .iter()
-            .map(|e| crate::jsnum::json_stringify(&e.to_json()))
+            .map(|e| crate::json::json_stringify(&e.to_json()))
             .collect();
         format!(
             "{}\n{}",
             events.join("\n"),
-            crate::jsnum::json_stringify(&message)
+            crate::json::json_stringify(&message)
         )
     }
 

@@ -23,7 +23,7 @@ use crate::text::Joined;
 
 use super::openai_completions::is_reasoning_detail;
 use super::transform::{collapse_system_messages, transform_messages};
-use crate::jsnum::json_stringify;
+use crate::json::json_stringify;
 use crate::json::sanitize;
 use crate::message::transcript::get_current_tools;
 use crate::message::{content_text, num, str_field, ThinkingLevel};

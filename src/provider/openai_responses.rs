@@ -16,7 +16,7 @@
 //! Not read: grammar (`custom_tool_call`) tools, which this package never declares, and the
 //! `input_transformations` diagnostics.
 
-use crate::jsnum::is_truthy;
+use crate::json::is_truthy;
 use crate::json::Put;
 use crate::text::Joined;
 use std::rc::Rc;
@@ -26,7 +26,7 @@ use crate::json::{Map, Value};
 use super::usage::calculate_cost;
 use super::ToolArgs;
 use crate::event::{AssistantMessageEvent, Partial};
-use crate::jsnum::json_stringify;
+use crate::json::json_stringify;
 use crate::message::{AgentMessage, StopReason, Usage};
 
 #[derive(Clone, Copy, PartialEq, Debug)]

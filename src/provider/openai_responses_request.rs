@@ -21,7 +21,7 @@ use super::openai_completions_request::{
     clamp_max_tokens, clamp_thinking_level, merge_sampling_params, RequestOptions,
 };
 use super::transform::{collapse_system_messages, render_system_update, transform_messages};
-use crate::jsnum::json_stringify;
+use crate::json::json_stringify;
 use crate::json::sanitize;
 use crate::message::transcript::{get_current_system_prompt, get_current_tools};
 use crate::message::{content_text, num, str_field};

@@ -19,11 +19,12 @@ use super::sink::JsSink;
 use super::stream_fn::JsStreamFn;
 use super::table::Table;
 use crate::agent::checkpoint::{Position, Tracker};
+use crate::agent::Host;
 use crate::agent::{
     resume_agent_loop, run_agent_loop, run_agent_loop_continue, run_tool_call, ToolEnv,
 };
 use crate::error::{Error, Thrown};
-use crate::io::{Host, LoopConfig, StreamFn, ToolExecution};
+use crate::io::{LoopConfig, StreamFn, ToolExecution};
 use crate::message::ThinkingLevel;
 
 /// A core error as the value the returned Promise rejects with: a host's thrown value as

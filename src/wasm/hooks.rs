@@ -425,7 +425,7 @@ impl Hooks for JsHooks {
                 } else {
                     Interrupted::Invalid(format!(
                         "the string {}",
-                        crate::jsnum::json_stringify(&Value::String(s))
+                        crate::json::json_stringify(&Value::String(s))
                     ))
                 }));
             }
@@ -439,7 +439,7 @@ impl Hooks for JsHooks {
                     Interrupted::Invalid("a result whose content is not an array".into())
                 }
                 Value::Array(_) => Interrupted::Invalid("an array".into()),
-                other => Interrupted::Invalid(crate::jsnum::json_stringify(other)),
+                other => Interrupted::Invalid(crate::json::json_stringify(other)),
             }))
         }))
     }

@@ -390,12 +390,12 @@ pub fn to_json(v: &JsValue, what: &str) -> Result<Option<Value>, Unreadable> {
 /// host value within it ([`JsHost`]) the host's own value, unread.
 pub fn from_json(v: &Value) -> JsValue {
     if !v.has_host() {
-        return JSON::parse(&crate::jsnum::json_for_js(v)).unwrap_or(JsValue::UNDEFINED);
+        return JSON::parse(&crate::json::json_for_js(v)).unwrap_or(JsValue::UNDEFINED);
     }
     if let Value::Host(h) = v {
         return host_js(h);
     }
-    let js = JSON::parse(&crate::jsnum::json_skeleton_for_js(v)).unwrap_or(JsValue::UNDEFINED);
+    let js = JSON::parse(&crate::json::json_skeleton_for_js(v)).unwrap_or(JsValue::UNDEFINED);
     put_hosts(&js, v);
     js
 }

@@ -69,7 +69,7 @@ pub fn sync_meta(cell: &UpdateCell, message: &crate::json::Value) {
     if let Some(state) = cell.borrow_mut().as_mut() {
         if meta_differs(&state.meta, message) {
             state.meta = meta_of(message);
-            let json = crate::jsnum::json_for_js(&crate::json::Value::Object(state.meta.clone()));
+            let json = crate::json::json_for_js(&crate::json::Value::Object(state.meta.clone()));
             let fields = [None, None, None, None, Some(Field::Json(&json))];
             record(&mut state.batch, SET_META, 0, fields);
         }
@@ -88,7 +88,7 @@ pub fn sync_blocks(cell: &UpdateCell, message: &crate::json::Value, indices: &[u
         let Some(block) = message.get("content").and_then(|c| c.get(i)) else {
             continue;
         };
-        let json = crate::jsnum::json_for_js(block);
+        let json = crate::json::json_for_js(block);
         let fields = [None, Some(Field::Json(&json)), None, None, None];
         record(&mut state.batch, ASSIGN_BLOCK, i, fields);
     }

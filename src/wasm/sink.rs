@@ -155,7 +155,7 @@ impl JsSink {
             s.revision = revision;
             if meta_differs(&s.meta, &p) {
                 s.meta = meta_of(&p);
-                meta = Some(crate::jsnum::json_for_js(&crate::json::Value::Object(
+                meta = Some(crate::json::json_for_js(&crate::json::Value::Object(
                     s.meta.clone(),
                 )));
             }
@@ -198,8 +198,8 @@ impl JsSink {
         };
         // Starts and ends carry the whole block (empty at a start, sent once at an end).
         let block_json = match kind {
-            0 | 3 | 6 => block.map(|b| crate::jsnum::json_for_js(&initial_block(b))),
-            2 | 5 | 8 => block.map(crate::jsnum::json_for_js),
+            0 | 3 | 6 => block.map(|b| crate::json::json_for_js(&initial_block(b))),
+            2 | 5 | 8 => block.map(crate::json::json_for_js),
             _ => None,
         };
         // A tool call's delta: its id and name when they changed (rarely), and its arguments
@@ -228,7 +228,7 @@ impl JsSink {
                 text.push(b'}');
                 head = String::from_utf8(text).ok();
             }
-            replaced = whole.as_ref().map(crate::jsnum::json_for_js);
+            replaced = whole.as_ref().map(crate::json::json_for_js);
         }
         let fields = [
             delta.map(Field::Str),

@@ -22,6 +22,7 @@ use futures::executor::LocalPool;
 use futures::task::LocalSpawnExt;
 use futures::FutureExt;
 use pi_agent_wasm::agent::validate::pattern::NativePatterns;
+use pi_agent_wasm::agent::Host;
 use pi_agent_wasm::error::{Result, Thrown};
 use pi_agent_wasm::event::{AgentEvent, AssistantMessageEvent, Partial};
 use pi_agent_wasm::io::*;

@@ -26,7 +26,8 @@ use crate::json::Value;
 
 use super::format;
 use super::pattern::Patterns;
-use crate::jsnum::{json_stringify, to_js_string};
+use crate::jsnum::to_js_string;
+use crate::json::json_stringify;
 
 /// One failure: a JSON Pointer to the value and pi-schema's message.
 #[derive(Clone, Debug, PartialEq)]

@@ -33,7 +33,7 @@ pub fn format_path(pointer: &str) -> String {
 
 /// `JSON.stringify(value, null, 2)` (lone surrogates escaped, as JS writes them).
 fn pretty(v: &Value) -> String {
-    crate::jsnum::json_stringify_pretty(v)
+    crate::json::json_stringify_pretty(v)
 }
 
 /// Coerces and validates `arguments` against `parameters`; `Ok` is the coerced copy.
@@ -69,7 +69,7 @@ pub fn validate_tool_call(
     if let Some(e) = call.get("argumentsError").filter(|e| truthy(Some(e))) {
         let text = e
             .as_str()
-            .map_or_else(|| crate::jsnum::json_stringify(e), String::from);
+            .map_or_else(|| crate::json::json_stringify(e), String::from);
         return Err(format!("Invalid arguments for tool \"{name}\": {text}"));
     }
     let arguments = call.get("arguments").cloned().unwrap_or(Value::Null);
