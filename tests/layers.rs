@@ -3,6 +3,7 @@
 //! agent → provider → wasm`. Read from the sources: every `crate::<module>` path outside a
 //! `#[cfg(test)]` module.
 #![allow(
+    clippy::disallowed_methods, // core's substring search: only the .wasm avoids it (size)
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
@@ -98,4 +99,72 @@ fn the_check_finds_a_wrong_way_import() {
         vec![("agent".to_string(), 2), ("wasm".to_string(), 3)]
     );
     assert!(wrong_way("wasm", text).is_empty());
+}
+
+/// The files of src/wasm name each other (`super::<file>`) without a circle: the exports
+/// (`api`) over the hooks, the hooks over the tools, all over the conversions and errors.
+#[test]
+fn the_binding_files_name_each_other_without_a_circle() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/wasm");
+    let mut names = Vec::new();
+    let mut texts = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if name == "mod" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or(&text)
+            .to_string();
+        names.push(name);
+        texts.push(code);
+    }
+    assert!(names.len() > 10, "{names:?}");
+    // edges[i]: the files file i names.
+    let edges: Vec<Vec<usize>> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            (0..names.len())
+                .filter(|&j| j != i && t.contains(&format!("super::{}::", names[j])))
+                .collect()
+        })
+        .collect();
+    // Depth-first search for a circle: 0 unseen, 1 on the path, 2 done.
+    fn visit(
+        i: usize,
+        edges: &[Vec<usize>],
+        state: &mut [u8],
+        path: &mut Vec<usize>,
+    ) -> Option<Vec<usize>> {
+        state[i] = 1;
+        path.push(i);
+        for &j in &edges[i] {
+            if state[j] == 1 {
+                let at = path.iter().position(|&p| p == j).unwrap();
+                return Some(path[at..].to_vec());
+            }
+            if state[j] == 0 {
+                if let Some(c) = visit(j, edges, state, path) {
+                    return Some(c);
+                }
+            }
+        }
+        path.pop();
+        state[i] = 2;
+        None
+    }
+    let mut state = vec![0u8; names.len()];
+    for i in 0..names.len() {
+        if state[i] == 0 {
+            if let Some(circle) = visit(i, &edges, &mut state, &mut Vec::new()) {
+                let named: Vec<&str> = circle.iter().map(|&k| names[k].as_str()).collect();
+                panic!("a circle among src/wasm files: {}", named.join(" -> "));
+            }
+        }
+    }
 }

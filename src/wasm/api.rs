@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::builtin::BuiltinStreamFn;
-use super::error::{invalid, unreadable, JsResult};
+use super::error::{invalid, rejection, thrown_to_js, unreadable, JsResult};
 use super::hooks::{context_from_js, js_messages, JsHooks};
 use super::host::{JsClock, JsPatterns, JsSignal};
 use super::js::{call, get, read, set, to_json};
@@ -23,24 +23,8 @@ use crate::agent::Host;
 use crate::agent::{
     resume_agent_loop, run_agent_loop, run_agent_loop_continue, run_tool_call, ToolEnv,
 };
-use crate::error::{Error, Thrown};
 use crate::io::{LoopConfig, StreamFn, ToolExecution};
 use crate::message::ThinkingLevel;
-
-/// A core error as the value the returned Promise rejects with: a host's thrown value as
-/// it was thrown, anything else a real `Error` with a stable `code`.
-fn to_js(e: Error) -> JsValue {
-    if let Error::Thrown(t) = &e {
-        if let Some(v) = t.payload.as_ref().and_then(|p| p.downcast_ref::<JsValue>()) {
-            return v.clone();
-        }
-    }
-    super::error::to_js(&e)
-}
-
-pub(crate) fn thrown_to_js(t: Thrown) -> JsValue {
-    to_js(Error::Thrown(t))
-}
 
 /// The glue's per-sink function that applies a Rust stream's update and emits it (the
 /// `message_update` event, or with `inner` its `assistantMessageEvent`).
@@ -174,7 +158,7 @@ pub async fn run_loop(
         let value = to_json(&position, "checkpoint.position")
             .map_err(unreadable)?
             .unwrap_or(Value::Null);
-        Some(Position::from_json(&value).map_err(to_js)?)
+        Some(Position::from_json(&value).map_err(rejection)?)
     } else {
         None
     };
@@ -253,7 +237,7 @@ pub async fn run_loop(
     };
     let out = run.await;
     out.map(|messages| table.array(&messages).into())
-        .map_err(to_js)
+        .map_err(rejection)
 }
 
 /// `runToolCall(toolCall, options)` (L-38).

@@ -9,8 +9,8 @@ use js_sys::{Array, Function, Object};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::error::to_js;
-use super::js::{call_with, describe, key, read, set, settle, to_json, Unreadable};
+use super::error::{rejected, rejected_unreadable};
+use super::js::{call_with, describe, key, read, set, settle, to_json};
 use super::table::Table;
 use super::tools::JsTool;
 use crate::agent::hook_values;
@@ -24,23 +24,6 @@ pub struct JsHooks {
     pub table: Rc<Table>,
     /// For `runToolCall`: the context object its hooks receive, passed through as given.
     pub fixed_context: Option<JsValue>,
-}
-
-/// A policy error, thrown into the run as a real `Error` with its `code`.
-pub fn rejected(e: Error) -> Thrown {
-    Thrown {
-        payload: Some(Rc::new(to_js(&e))),
-        message: e.message(),
-    }
-}
-
-/// A caller's value that could not be read, thrown into the run as an `invalid_input`
-/// `Error` whose `cause` is what reading it threw.
-pub fn rejected_unreadable(u: Unreadable) -> Thrown {
-    Thrown {
-        message: u.message.clone(),
-        payload: Some(Rc::new(super::error::unreadable(u))),
-    }
 }
 
 /// The items of a caller's array, read by the glue (a throwing trap or getter is `Err` with

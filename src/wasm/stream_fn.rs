@@ -132,11 +132,11 @@ impl AssistantStream for JsResponse {
                 Err(e) => match call(&self.json_arguments, &[&r])? {
                     marked if marked.is_object() => Rc::new(
                         to_json(&marked, what)
-                            .map_err(super::hooks::rejected_unreadable)?
+                            .map_err(super::error::rejected_unreadable)?
                             .unwrap_or(Value::Null),
                     ),
                     // An `invalid_input` error naming it, with what reading it threw.
-                    _ => return Err(super::hooks::rejected_unreadable(e)),
+                    _ => return Err(super::error::rejected_unreadable(e)),
                 },
             };
             self.final_js = Some(r);

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use crate::json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::hooks::rejected;
+use super::error::rejected;
 use super::js::{awaited, call_method, call_with, read_fn, to_json};
 use super::table::Table;
 use crate::agent::hook_values;
@@ -132,7 +132,7 @@ impl Tool for JsTool {
                 .keep_callback(Closure::<dyn Fn(JsValue) -> Result<(), JsValue>>::new(
                     move |partial: JsValue| match table.upgrade() {
                         Some(table) => {
-                            on_update(table.opaque(partial)).map_err(super::api::thrown_to_js)
+                            on_update(table.opaque(partial)).map_err(super::error::thrown_to_js)
                         }
                         None => Ok(()),
                     },
