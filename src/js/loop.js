@@ -291,12 +291,16 @@ function readTool(tool) {
   return `[${JSON.stringify(typeof executionMode === 'string' ? executionMode : null)},${declaration}},${replay === 'safe'}]`;
 }
 
-/** The update types of a built-in response's records, by kind. Kinds 9 (top-level fields)
- * and 10 (a block's late fields) only edit; 11 marks the response's end as read. A
+/** The kinds of a built-in response's records, by the index the core gives each (the
+ * `kind` constants of src/wasm/glue.rs, checked by tests/contract.rs): the nine update
+ * types, then `set_meta` (top-level fields) and `assign_block` (a block's late fields),
+ * which only edit, and `end_read`, the mark of the response's end as read. A
  * `toolcall_start` record's delta is the argument text the call opened with. */
-const UPDATE_TYPES = ['text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end',
-  'toolcall_start', 'toolcall_delta', 'toolcall_end'];
-const END_READ = 11;
+const RECORD_KINDS = ['text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end',
+  'toolcall_start', 'toolcall_delta', 'toolcall_end', 'set_meta', 'assign_block', 'end_read'];
+/** Each name of `list` by its index. */
+const indexes = (list) => Object.freeze(Object.fromEntries(list.map((name, i) => [name, i])));
+const R = indexes(RECORD_KINDS);
 
 /** Per JS partial of a built-in response: the glue's own references to its blocks (as a
  * provider keeps them, so a sink that replaces `partial.content` breaks nothing), each tool
@@ -318,10 +322,10 @@ function streamOf(partial) {
 function applyRecord(partial, state, r) {
   const kind = r[0], index = r[1], delta = r[2], block = r[3], meta = r[6];
   if (meta != null) assignMeta(partial, meta);
-  if (kind === END_READ) state.ended = true;
-  if (kind >= UPDATE_TYPES.length) {
+  if (kind === R.end_read) state.ended = true;
+  if (kind >= R.set_meta) {
     const target = state.blocks[index];
-    if (kind === 10 && target !== null && typeof target === 'object') Object.assign(target, block);
+    if (kind === R.assign_block && target !== null && typeof target === 'object') Object.assign(target, block);
     return undefined;
   }
   const blocks = state.blocks;
@@ -329,14 +333,14 @@ function applyRecord(partial, state, r) {
     blocks[index] = block;
     const content = partial.content;
     if (Array.isArray(content)) content[index] = block;
-    if (kind === 6) {
+    if (kind === R.toolcall_start) {
       // A call may open with some argument text (a Responses item's `arguments`).
       state.args[index] = new ToolArguments();
       if (delta != null) block.arguments = state.args[index].append(delta);
     }
-  } else if (kind === 1) blocks[index].text += delta;
-  else if (kind === 4) blocks[index].thinking += delta;
-  else if (kind === 7) {
+  } else if (kind === R.text_delta) blocks[index].text += delta;
+  else if (kind === R.thinking_delta) blocks[index].thinking += delta;
+  else if (kind === R.toolcall_delta) {
     const target = blocks[index], head = r[4], replaced = r[5];
     if (head != null) Object.assign(target, head);
     if (typeof replaced === 'string') {
@@ -348,12 +352,12 @@ function applyRecord(partial, state, r) {
       (state.args[index] = new ToolArguments()).append(JSON.stringify(replaced));
     } else target.arguments = (state.args[index] ??= new ToolArguments()).append(delta);
   }
-  const event = { type: UPDATE_TYPES[kind], contentIndex: index };
-  if (delta != null && kind !== 6) event.delta = delta;
+  const event = { type: RECORD_KINDS[kind], contentIndex: index };
+  if (delta != null && kind !== R.toolcall_start) event.delta = delta;
   // An end carries its whole block: its text is the event's `content`.
-  if (kind === 2) event.content = blocks[index].text;
-  else if (kind === 5) event.content = blocks[index].thinking;
-  else if (kind === 8) event.toolCall = blocks[index];
+  if (kind === R.text_end) event.content = blocks[index].text;
+  else if (kind === R.thinking_end) event.content = blocks[index].thinking;
+  else if (kind === R.toolcall_end) event.toolCall = blocks[index];
   event.partial = partial;
   return { type: 'message_update', assistantMessageEvent: event, message: { ...partial } };
 }
@@ -383,7 +387,7 @@ function updater(emit, inner, signal) {
   const cut = (state) => !state.ended && signal?.aborted === true;
   // An update, or the mark of the end: an abort the sink made before the end reached it
   // ends the response as aborted, as pi's check after its read loop does.
-  const cuts = (kind) => kind < UPDATE_TYPES.length || kind === END_READ;
+  const cuts = (kind) => kind < R.set_meta || kind === R.end_read;
   /** One record: CUT, a thenable to await, or undefined. */
   const step = (partial, state, r) => {
     if (cuts(r[0]) && cut(state)) return CUT;
@@ -467,23 +471,25 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
-/** The core's event types, by the index the core passes (event.rs AGENT_EVENT_TYPES). */
+/** The core's event types, by the index the core passes (src/event.rs AGENT_EVENT_TYPES,
+ * checked by tests/contract.rs). */
 const EVENT_TYPES = ['agent_start', 'turn_start', 'message_start', 'message_update', 'message_end', 'tool_execution_start',
   'tool_execution_update', 'tool_execution_end', 'turn_end', 'agent_end'];
+const E = indexes(EVENT_TYPES);
 
 /** Builds pi's event of `EVENT_TYPES[kind]` from its fields, keys in pi's order, and
  * returns `emit(event)`: the one crossing per event the core makes (sink.rs `deliver`). */
 function emitEvent(emit, kind, a, b, c, d, e) {
   const type = EVENT_TYPES[kind];
   switch (kind) {
-    case 2: case 4: return emit({ type, message: a });
-    case 5: return emit({ type, toolCallId: a, toolName: b, args: c });
-    case 6: return emit({ type, toolCallId: a, toolName: b, args: c, partialResult: d });
-    case 7: return emit(e === undefined
+    case E.message_start: case E.message_end: return emit({ type, message: a });
+    case E.tool_execution_start: return emit({ type, toolCallId: a, toolName: b, args: c });
+    case E.tool_execution_update: return emit({ type, toolCallId: a, toolName: b, args: c, partialResult: d });
+    case E.tool_execution_end: return emit(e === undefined
       ? { type, toolCallId: a, toolName: b, result: c, isError: d }
       : { type, toolCallId: a, toolName: b, result: c, isError: d, durationMs: e });
-    case 8: return emit({ type, message: a, toolResults: b });
-    case 9: return emit({ type, messages: a });
+    case E.turn_end: return emit({ type, message: a, toolResults: b });
+    case E.agent_end: return emit({ type, messages: a });
     default: return emit({ type });
   }
 }
@@ -586,6 +592,9 @@ function checkpointing(emit, onCheckpoint, transcript, position) {
  * `position`. `probe`, when given, gets `probe.position`: the run's position now.
  * `checkpoint`, when given, is awaited before each tool's `execute`.
  */
+/** `startRun`'s modes, as `runLoop` names them. */
+const MODES = ['prompt', 'continue', 'resume'];
+
 export function startRun(mode, prompts, context, config, emit, signal, streamFn, { position, probe, checkpoint } = {}) {
   const id = (lastRunId = (lastRunId + 1) % 2 ** 32);
   let wasmNow;
@@ -615,7 +624,8 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   return guarded(
     (wasm) => {
       wasmNow = wasm;
-      return wasm.runLoop(GLUE, prompts, context, config, watched.emit, signal, resolveStreamFn(streamFn), mode, position, id, beforeExecute);
+      // One object: the keys are the getters of glue.rs `RunOptions`.
+      return wasm.runLoop(GLUE, { mode: MODES[mode], prompts, context, config, emit: watched.emit, signal, streamFn: resolveStreamFn(streamFn), position, id, checkpoint: beforeExecute });
     },
     (crash) => watched.close(crashText(crash), config),
   );

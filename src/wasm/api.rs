@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::builtin::BuiltinStreamFn;
+use super::glue::{Glue, RunOptions};
 use super::error::{invalid, rejection, thrown_to_js, unreadable, JsResult};
 use super::hooks::{context_from_js, js_messages, JsHooks};
 use super::host::{JsClock, JsPatterns, JsSignal};
@@ -28,46 +29,30 @@ use crate::message::ThinkingLevel;
 
 /// The glue's per-sink function that applies a Rust stream's update and emits it (the
 /// `message_update` event, or with `inner` its `assistantMessageEvent`).
-fn updater(glue: &JsValue, emit: &Function, inner: bool, signal: &JsValue) -> JsResult<Function> {
-    let make = glue_fn(glue, "updater")?;
-    call(&make, &[emit, &JsValue::from_bool(inner), signal])
-        .ok()
-        .and_then(|f| f.dyn_into::<Function>().ok())
-        .ok_or_else(|| invalid("internal glue function updater failed"))
+fn updater(glue: &Glue, emit: &Function, inner: bool, signal: &JsValue) -> JsResult<Function> {
+    glue.updater(emit, inner, signal)
+        .map_err(|_| invalid("internal glue function updater failed"))
 }
 
 /// The built-in stream function over `config` (the loop config, or the options of a direct
 /// call), with the glue functions it calls.
 fn builtin_stream(
-    glue: &JsValue,
     config: JsValue,
     signal: JsSignal,
     updates: super::mirror::UpdateCell,
     table: Rc<Table>,
-) -> JsResult<BuiltinStreamFn> {
-    Ok(BuiltinStreamFn {
+) -> BuiltinStreamFn {
+    BuiltinStreamFn {
         config,
         signal,
-        sleep: glue_fn(glue, "sleep")?,
-        copy: glue_fn(glue, "copyWith")?,
-        deadline: glue_fn(glue, "deadline")?,
-        env_api_key: glue_fn(glue, "envApiKey")?,
-        describe_error: glue_fn(glue, "describeError")?,
-        redact: glue_fn(glue, "redact")?,
         updates,
         table,
-    })
-}
-
-fn glue_fn(glue: &JsValue, name: &'static str) -> JsResult<Function> {
-    get(glue, name)
-        .dyn_into::<Function>()
-        .map_err(|_| invalid(format!("internal glue function {name} is missing")))
+    }
 }
 
 /// The loop's own reading of `AgentLoopConfig` (L-39). A throwing getter or Proxy trap
 /// rejects with what it threw.
-fn loop_config(config: &JsValue, table: &Table, glue: &JsValue) -> JsResult<LoopConfig> {
+fn loop_config(config: &JsValue, table: &Table) -> JsResult<LoopConfig> {
     if !config.is_object() {
         return Err(invalid("config must be an object"));
     }
@@ -91,7 +76,7 @@ fn loop_config(config: &JsValue, table: &Table, glue: &JsValue) -> JsResult<Loop
         api_key: api_key.as_string(),
         identity,
         // The glue's DEFAULT_AGENT_IDENTITY, as it is now (pi reads its export at each run).
-        default_identity: to_json(&get(glue, "defaultIdentity"), "DEFAULT_AGENT_IDENTITY")
+        default_identity: to_json(&table.glue().default_identity(), "DEFAULT_AGENT_IDENTITY")
             .map_err(unreadable)?
             .unwrap_or(crate::json::Value::Null),
         tool_execution: if tool_execution.as_string().as_deref() == Some("sequential") {
@@ -137,41 +122,39 @@ pub fn run_position(id: u32) -> JsValue {
 }
 
 /// `runAgentLoop` / `runAgentLoopContinue` (L-34, L-35), and the resumption of a run from a
-/// checkpoint's `position` (mode 2). `run_id` names the run for `runPosition`; `checkpoint`
-/// (a function, or undefined) is awaited before each tool's `execute`.
+/// checkpoint's `position`, with the glue's [`RunOptions`]: `id` names the run for
+/// `runPosition`; `checkpoint` (a function, or undefined) is awaited before each tool's
+/// `execute`.
 #[wasm_bindgen(js_name = runLoop)]
-#[allow(clippy::too_many_arguments)]
-pub async fn run_loop(
-    glue: JsValue,
-    prompts: JsValue,
-    context: JsValue,
-    config: JsValue,
-    emit: JsValue,
-    signal: JsValue,
-    stream_fn: JsValue,
-    mode: u32,
-    position: JsValue,
-    run_id: u32,
-    checkpoint: JsValue,
-) -> JsResult<JsValue> {
-    let position = if mode == 2 {
-        let value = to_json(&position, "checkpoint.position")
+pub async fn run_loop(glue: Glue, run: RunOptions) -> JsResult<JsValue> {
+    let (prompts, context, config, emit, signal, stream_fn, checkpoint) = (
+        run.prompts(),
+        run.context(),
+        run.config(),
+        run.emit(),
+        run.signal(),
+        run.stream_fn(),
+        run.checkpoint(),
+    );
+    let mode = run.mode().as_string().unwrap_or_default();
+    let position = if mode == "resume" {
+        let value = to_json(&run.position(), "checkpoint.position")
             .map_err(unreadable)?
             .unwrap_or(Value::Null);
         Some(Position::from_json(&value).map_err(rejection)?)
     } else {
         None
     };
+    let run_id = run.id();
     let tracker = Rc::new(Tracker::new());
     let _registered = Registered::new(run_id, tracker.clone());
-    let table = Table::new();
-    table.set_glue(&glue);
+    let table = Table::new(glue.clone());
     table.set_json_results(checkpoint.is_function());
     let emit: Function = emit
         .dyn_into()
         .map_err(|_| invalid("emit must be a function"))?;
     let ctx = context_from_js(&table, &signal, "context", &context).map_err(thrown_to_js)?;
-    let cfg = loop_config(&config, &table, &glue)?;
+    let cfg = loop_config(&config, &table)?;
     let hooks = JsHooks {
         config: config.clone(),
         signal: signal.clone(),
@@ -181,22 +164,17 @@ pub async fn run_loop(
     let updates = super::mirror::UpdateCell::default();
     let builtin = if stream_fn.as_string().as_deref() == Some("builtin") {
         Some(builtin_stream(
-            &glue,
             config.clone(),
             JsSignal(signal.clone()),
             updates.clone(),
             table.clone(),
-        )?)
+        ))
     } else {
         None
     };
     let js_stream = match stream_fn.dyn_into::<Function>() {
         Ok(func) => Some(JsStreamFn {
             func,
-            open: glue_fn(&glue, "openResponse")?,
-            copy: glue_fn(&glue, "copyWith")?,
-            options: glue_fn(&glue, "streamOptions")?,
-            json_arguments: glue_fn(&glue, "jsonArguments")?,
             config: config.clone(),
             emit: emit.clone(),
             signal: signal.clone(),
@@ -206,7 +184,6 @@ pub async fn run_loop(
     };
     let sink = JsSink {
         apply_update: updater(&glue, &emit, false, &signal)?,
-        glue: glue.clone().unchecked_into(),
         emit,
         table: table.clone(),
         updates,
@@ -227,10 +204,10 @@ pub async fn run_loop(
         tracker: &tracker,
     };
     // Boxed: one call each instead of three state machines inlined into this one.
-    let run: futures::future::LocalBoxFuture<'_, crate::error::Result<_>> = match (mode, position) {
-        (2, Some(position)) => Box::pin(resume_agent_loop(&host, ctx, cfg, position)),
-        (1, _) => Box::pin(run_agent_loop_continue(&host, ctx, cfg)),
-        _ => {
+    let run: futures::future::LocalBoxFuture<'_, crate::error::Result<_>> = match position {
+        Some(position) => Box::pin(resume_agent_loop(&host, ctx, cfg, position)),
+        None if mode == "continue" => Box::pin(run_agent_loop_continue(&host, ctx, cfg)),
+        None => {
             let prompts = js_messages(&table, "prompts", &prompts).map_err(thrown_to_js)?;
             Box::pin(run_agent_loop(&host, prompts, ctx, cfg))
         }
@@ -243,12 +220,11 @@ pub async fn run_loop(
 /// `runToolCall(toolCall, options)` (L-38).
 #[wasm_bindgen(js_name = runToolCall)]
 pub async fn run_tool_call_js(
-    glue: JsValue,
+    glue: Glue,
     tool_call: JsValue,
     options: JsValue,
 ) -> JsResult<JsValue> {
-    let table = Table::new();
-    table.set_glue(&glue);
+    let table = Table::new(glue);
     let f = table
         .fields(&options, "signal,tools,assistantMessage,context,onUpdate")
         .map_err(thrown_to_js)?;
@@ -332,15 +308,14 @@ pub async fn run_tool_call_js(
 /// built-in stream and pushes pi-ai's events to `push`; resolves when the response ended.
 #[wasm_bindgen(js_name = streamOnce)]
 pub async fn stream_once(
-    glue: JsValue,
+    glue: Glue,
     model: JsValue,
     context: JsValue,
     options: JsValue,
     push: JsValue,
 ) -> JsResult<JsValue> {
     use crate::event::AssistantMessageEvent as E;
-    let table = Table::new();
-    table.set_glue(&glue);
+    let table = Table::new(glue.clone());
     let push: Function = push
         .dyn_into()
         .map_err(|_| invalid("push must be a function"))?;
@@ -356,21 +331,19 @@ pub async fn stream_once(
     .map_err(thrown_to_js)?;
     // Read once, as pi-ai spreads them (getters run now): the copy is what the stream reads.
     let options = if options.is_object() {
-        table.glue("copyWith", &[&options]).map_err(thrown_to_js)?
+        glue.copy(&options)?
     } else {
         Object::new().into()
     };
     // Not seeded at `start` here: the start event below seeds the sink's own cell.
     let builtin = builtin_stream(
-        &glue,
         options.clone(),
         JsSignal(get(&options, "signal")),
         Default::default(),
         table.clone(),
-    )?;
+    );
     let sink = JsSink {
         apply_update: updater(&glue, &push, true, &JsValue::UNDEFINED)?,
-        glue: glue.clone().unchecked_into(),
         emit: push.clone(),
         table: table.clone(),
         updates: Default::default(),

@@ -16,6 +16,7 @@ use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
 use super::fetch::{fetch_fn, post, BodyReader, Response};
+use super::glue::Glue;
 use super::host::{JsClock, JsSignal};
 use super::js::{call, from_json, get, set, settle, to_json};
 use super::mirror::{
@@ -38,19 +39,6 @@ pub struct BuiltinStreamFn {
     /// `onResponse`, `maxRetries`, `maxRetryDelayMs`, `timeoutMs`, `fetch`.
     pub config: JsValue,
     pub signal: JsSignal,
-    /// Glue: `sleep(ms, signal)`, a Promise resolved after `ms` or at abort.
-    pub sleep: Function,
-    /// Glue `copyWith(object)`: a shallow copy.
-    pub copy: Function,
-    /// Glue `deadline(ms)`: `{ promise, cancel }` of a timer.
-    pub deadline: Function,
-    /// Glue `envApiKey(provider, env)`: `{ apiKey }` or `{ note }` from the environment.
-    pub env_api_key: Function,
-    /// Glue `describeError(error)`: a thrown value's message with its cause (the same
-    /// wording `streamProxy` uses).
-    pub describe_error: Function,
-    /// Glue `redact(text, key)`: the key hidden in error text.
-    pub redact: Function,
     /// The sink's copy of the response being rendered, seeded at `start`.
     pub updates: UpdateCell,
     pub table: Rc<Table>,
@@ -86,9 +74,8 @@ fn provider_config(config: &JsValue) -> ProviderConfig {
 struct JsTransport {
     fetch: Option<Function>,
     signal: JsSignal,
-    sleep: Function,
-    deadline: Function,
-    describe_error: Function,
+    /// Its `sleep`, `deadline` and `describeError`.
+    glue: Glue,
 }
 
 impl Transport for JsTransport {
@@ -119,15 +106,15 @@ impl Transport for JsTransport {
                 Ok(response) => Ok(Box::new(JsResponse {
                     response,
                     reader: None,
-                    describe_error: self.describe_error.clone(),
+                    glue: self.glue.clone(),
                 }) as Box<dyn HttpResponse>),
-                Err(e) => Err(describe(&self.describe_error, e)),
+                Err(e) => Err(describe(&self.glue, e)),
             }
         })
     }
 
     fn sleep(&self, ms: f64) -> LocalBoxFuture<'static, ()> {
-        let timer = call(&self.sleep, &[&JsValue::from_f64(ms), &self.signal.0]);
+        let timer = self.glue.sleep(ms, &self.signal.0);
         Box::pin(async move {
             if let Ok(p) = timer {
                 let _ = settle(p).await;
@@ -136,7 +123,7 @@ impl Transport for JsTransport {
     }
 
     fn timer(&self, ms: f64) -> LocalBoxFuture<'static, ()> {
-        let Ok(timer) = call(&self.deadline, &[&JsValue::from_f64(ms)]) else {
+        let Ok(timer) = self.glue.deadline(ms) else {
             // No timer: no deadline.
             return Box::pin(futures::future::pending());
         };
@@ -151,11 +138,11 @@ impl Transport for JsTransport {
 
 /// A thrown value's message with its cause (fetch's "fetch failed" or a body's "terminated"
 /// say nothing by themselves), by the glue's `describeError`, as `streamProxy` words it.
-fn describe(describe_error: &Function, e: Thrown) -> String {
+fn describe(glue: &Glue, e: Thrown) -> String {
     e.payload
         .as_ref()
         .and_then(|p| p.downcast_ref::<JsValue>())
-        .and_then(|v| call(describe_error, &[v]).ok())
+        .and_then(|v| glue.describe_error(v).ok())
         .and_then(|t| t.as_string())
         .unwrap_or(e.message)
 }
@@ -175,7 +162,8 @@ impl Drop for Cancel {
 struct JsResponse {
     response: Response,
     reader: Option<BodyReader>,
-    describe_error: Function,
+    /// Its `describeError`.
+    glue: Glue,
 }
 
 impl HttpResponse for JsResponse {
@@ -207,7 +195,7 @@ impl HttpResponse for JsResponse {
                 Some(reader) => reader.read().await.map_err(|e| match e.payload {
                     Some(_) => format!(
                         "Reading the response failed: {}",
-                        describe(&self.describe_error, e)
+                        describe(&self.glue, e)
                     ),
                     None => e.message,
                 }),
@@ -231,8 +219,8 @@ impl Drop for JsResponse {
 struct JsHooks {
     config: JsValue,
     model: JsValue,
-    redact: Function,
-    env_api_key: Function,
+    /// Its `redact` and `envApiKey`.
+    glue: Glue,
     updates: UpdateCell,
 }
 
@@ -241,21 +229,18 @@ impl ProviderHooks for JsHooks {
     /// trimmed as fetch sends it, escaped and encoded). Should it fail, every plain
     /// occurrence is replaced.
     fn redact(&self, text: &str, key: &str) -> String {
-        call(
-            &self.redact,
-            &[&JsValue::from_str(text), &JsValue::from_str(key)],
-        )
-        .ok()
+        self.glue
+            .redact(text, key)
+            .ok()
         .and_then(|v| v.as_string())
         .unwrap_or_else(|| crate::text::replace(text, key, "[redacted]"))
     }
 
     fn env_api_key(&self, provider: &str) -> EnvKey {
-        let found = call(
-            &self.env_api_key,
-            &[&JsValue::from_str(provider), &get(&self.config, "env")],
-        )
-        .unwrap_or(JsValue::UNDEFINED);
+        let found = self
+            .glue
+            .env_api_key(provider, &get(&self.config, "env"))
+            .unwrap_or(JsValue::UNDEFINED);
         EnvKey {
             key: get(&found, "apiKey").as_string(),
             note: get(&found, "note").as_string(),
@@ -337,7 +322,6 @@ fn has_open_call(m: &Value) -> bool {
 /// The driver's response, with `message_start`'s message made from the JS copy.
 struct BuiltinResponse {
     inner: ProviderStream,
-    copy: Function,
     updates: UpdateCell,
     table: Rc<Table>,
 }
@@ -386,7 +370,7 @@ impl AssistantStream for BuiltinResponse {
     fn start_snapshot(&mut self, partial: &Partial) -> AgentMessage {
         let js = start_copy(partial);
         seed(&self.updates, partial, js.clone());
-        match call(&self.copy, &[&js]) {
+        match self.table.glue().copy(&js) {
             Ok(copy) => {
                 let m: AgentMessage = Rc::new(partial.borrow().clone());
                 self.table.register_pair(m.clone(), copy);
@@ -416,20 +400,18 @@ impl StreamFn for BuiltinStreamFn {
         Box::pin(async move {
             // pi passes the stream function `{ ...config }`: a getter that throws there
             // rejects the run, here too.
-            call(&self.copy, &[&self.config])?;
+            let glue = self.table.glue();
+            glue.copy(&self.config).map_err(super::js::thrown)?;
             let services = Services {
                 transport: Rc::new(JsTransport {
                     fetch: fetch_fn(&get(&self.config, "fetch")),
                     signal: self.signal.clone(),
-                    sleep: self.sleep.clone(),
-                    deadline: self.deadline.clone(),
-                    describe_error: self.describe_error.clone(),
+                    glue: glue.clone(),
                 }),
                 hooks: Rc::new(JsHooks {
                     config: self.config.clone(),
                     model: self.table.to_js(model),
-                    redact: self.redact.clone(),
-                    env_api_key: self.env_api_key.clone(),
+                    glue: glue.clone(),
                     updates: self.updates.clone(),
                 }),
                 clock: Rc::new(JsClock),
@@ -439,7 +421,6 @@ impl StreamFn for BuiltinStreamFn {
             let inner = driver::open(&services, &config, model, context, options).await?;
             Ok(Box::new(BuiltinResponse {
                 inner,
-                copy: self.copy.clone(),
                 updates: self.updates.clone(),
                 table: self.table.clone(),
             }) as Box<dyn AssistantStream + 'a>)

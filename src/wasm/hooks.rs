@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::error::{rejected, rejected_unreadable};
-use super::js::{call_with, describe, key, read, set, settle, to_json};
+use super::js::{call_with, describe, key, read, set, settle, thrown, to_json};
 use super::table::Table;
 use super::tools::JsTool;
 use crate::agent::hook_values;
@@ -31,7 +31,9 @@ pub struct JsHooks {
 fn items(table: &Table, v: &JsValue, what: &str) -> Result<Option<Array>, Thrown> {
     // The glue's own fresh array, or `undefined`: reading it runs no caller code.
     Ok(table
-        .glue("items", &[v, &JsValue::from_str(what)])?
+        .glue()
+        .items(v, &JsValue::from_str(what))
+        .map_err(thrown)?
         .dyn_into::<Array>()
         .ok())
 }
@@ -118,7 +120,7 @@ pub fn context_from_js(
     Ok(Context {
         messages,
         tools,
-        host: Some(Rc::new(table.glue("copyWith", &[js])?)),
+        host: Some(Rc::new(table.glue().copy(js).map_err(thrown)?)),
     })
 }
 
@@ -212,7 +214,11 @@ impl JsHooks {
     /// `config[name]` as pi calls it, read by the glue's `hook`: `None` when absent; a
     /// throwing read, or a value that is no function, is `Err`.
     fn hook_fn(&self, name: &'static str) -> Result<Option<Function>, Thrown> {
-        let f = self.table.glue("hook", &[&self.config, &key(name)])?;
+        let f = self
+            .table
+            .glue()
+            .hook(&self.config, &key(name))
+            .map_err(thrown)?;
         Ok(f.dyn_into::<Function>().ok())
     }
 

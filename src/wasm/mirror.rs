@@ -28,11 +28,7 @@ pub fn seed(cell: &UpdateCell, partial: &crate::event::Partial, js: JsValue) {
     });
 }
 
-/// Record kinds after the nine update types (glue `UPDATE_TYPES`): edits without an event,
-/// and the mark of the response's end.
-const SET_META: usize = 9;
-const ASSIGN_BLOCK: usize = 10;
-const END_READ: usize = 11;
+use super::glue::kind::{ASSIGN_BLOCK, END_READ, SET_META};
 
 /// Marks the end of the response as read. An abort from the sink before the glue reaches
 /// this record still cuts there (as pi's check after its read loop sees it); after it, the

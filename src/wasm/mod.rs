@@ -5,6 +5,7 @@ mod api;
 mod builtin;
 mod error;
 mod fetch;
+mod glue;
 mod hooks;
 mod host;
 mod js;

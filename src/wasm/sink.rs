@@ -21,8 +21,6 @@ use crate::io::{Emitter, EventSink, HostFuture};
 /// Delivers events to the caller's `emit(event)`, building pi's event objects.
 pub struct JsSink {
     pub emit: Function,
-    /// The glue object, whose `emitEvent` builds and delivers events.
-    pub glue: Glue,
     pub table: Rc<Table>,
     /// Glue `updater(emit)`'s function `(partial, batchJson)`: applies a network chunk's
     /// records to the JS copy of a Rust stream's partial, emitting each update's
@@ -33,34 +31,13 @@ pub struct JsSink {
     pub checkpoint: JsValue,
 }
 
-#[wasm_bindgen]
-extern "C" {
-    /// The glue object of src/js/loop.js.
-    pub type Glue;
-
-    /// `glue.emitEvent(emit, kind, a, b, c, d, e)`: builds pi's event object of kind
-    /// `AGENT_EVENT_TYPES[kind]` from its fields in pi's key order and returns
-    /// `emit(event)`: one crossing per event. A throw (the sink's) is `Err`.
-    #[wasm_bindgen(method, catch, js_name = emitEvent)]
-    #[allow(clippy::too_many_arguments)]
-    fn emit_event(
-        this: &Glue,
-        emit: &Function,
-        kind: u32,
-        a: &JsValue,
-        b: &JsValue,
-        c: &JsValue,
-        d: &JsValue,
-        e: &JsValue,
-    ) -> Result<JsValue, JsValue>;
-}
-
 /// Calls the sink `emit` with pi's event object for `event` (not a `message_update`, which
 /// goes through the update path); returns what `emit` returned.
-fn deliver(t: &Table, glue: &Glue, emit: &Function, event: &AgentEvent) -> Result<JsValue, Thrown> {
+fn deliver(t: &Table, emit: &Function, event: &AgentEvent) -> Result<JsValue, Thrown> {
     use super::js::js_str;
     let u = JsValue::UNDEFINED;
-    let kind = crate::event::AGENT_EVENT_TYPES
+    let glue = t.glue();
+    let kind = super::glue::EVENT_TYPES
         .iter()
         .position(|k| *k == event.kind())
         .unwrap_or(0) as u32;
@@ -160,46 +137,49 @@ impl JsSink {
                 )));
             }
         }
+        use super::glue::kind::*;
         let (kind, index, delta) = match event {
-            E::TextStart { content_index, .. } => (0, *content_index, None),
+            E::TextStart { content_index, .. } => (TEXT_START, *content_index, None),
             E::TextDelta {
                 content_index,
                 delta,
                 ..
-            } => (1, *content_index, Some(delta.as_str())),
-            E::TextEnd { content_index, .. } => (2, *content_index, None),
-            E::ThinkingStart { content_index, .. } => (3, *content_index, None),
+            } => (TEXT_DELTA, *content_index, Some(delta.as_str())),
+            E::TextEnd { content_index, .. } => (TEXT_END, *content_index, None),
+            E::ThinkingStart { content_index, .. } => (THINKING_START, *content_index, None),
             E::ThinkingDelta {
                 content_index,
                 delta,
                 ..
-            } => (4, *content_index, Some(delta.as_str())),
-            E::ThinkingEnd { content_index, .. } => (5, *content_index, None),
+            } => (THINKING_DELTA, *content_index, Some(delta.as_str())),
+            E::ThinkingEnd { content_index, .. } => (THINKING_END, *content_index, None),
             // (A start's "delta" is the argument text the call opened with.)
             E::ToolcallStart {
                 content_index,
                 text,
                 ..
-            } => (6, *content_index, text.as_deref()),
+            } => (TOOLCALL_START, *content_index, text.as_deref()),
             E::ToolcallDelta {
                 content_index,
                 delta,
                 ..
-            } => (7, *content_index, Some(delta.as_str())),
-            E::ToolcallEnd { content_index, .. } => (8, *content_index, None),
+            } => (TOOLCALL_DELTA, *content_index, Some(delta.as_str())),
+            E::ToolcallEnd { content_index, .. } => (TOOLCALL_END, *content_index, None),
             _ => return,
         };
         #[cfg(feature = "test-trap")]
         super::test_trap::check(delta.unwrap_or_default());
         // Text and thinking deltas need only their delta: the block is not looked up.
         let block = match kind {
-            1 | 4 => None,
+            TEXT_DELTA | THINKING_DELTA => None,
             _ => p.get("content").and_then(|c| c.get(index)),
         };
         // Starts and ends carry the whole block (empty at a start, sent once at an end).
         let block_json = match kind {
-            0 | 3 | 6 => block.map(|b| crate::json::json_for_js(&initial_block(b))),
-            2 | 5 | 8 => block.map(crate::json::json_for_js),
+            TEXT_START | THINKING_START | TOOLCALL_START => {
+                block.map(|b| crate::json::json_for_js(&initial_block(b)))
+            }
+            TEXT_END | THINKING_END | TOOLCALL_END => block.map(crate::json::json_for_js),
             _ => None,
         };
         // A tool call's delta: its id and name when they changed (rarely), and its arguments
@@ -264,7 +244,7 @@ impl JsSink {
 impl EventSink for JsSink {
     fn emit(&self, event: AgentEvent) -> HostFuture<'_, ()> {
         // (The loop sends updates through `update`, and flushes them before other events.)
-        let returned = deliver(&self.table, &self.glue, &self.emit, &event);
+        let returned = deliver(&self.table, &self.emit, &event);
         Box::pin(async move {
             settle(returned?).await?;
             Ok::<(), Thrown>(())
@@ -309,10 +289,9 @@ impl EventSink for JsSink {
 
     fn emitter(&self) -> Emitter {
         let emit = self.emit.clone();
-        let glue: Glue = JsValue::clone(&self.glue).unchecked_into();
         let table = Rc::downgrade(&self.table);
         Rc::new(move |event| match table.upgrade() {
-            Some(table) => pending(deliver(&table, &glue, &emit, &event)?),
+            Some(table) => pending(deliver(&table, &emit, &event)?),
             // The run is over: nothing is listening.
             None => Ok(Box::pin(async { Ok(()) })),
         })

@@ -8,8 +8,10 @@ use std::rc::Rc;
 use crate::json::Value;
 use js_sys::{Function, Object};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
-use super::js::{call, call_method, from_json, set, settle, to_json};
+use super::glue::Response;
+use super::js::{from_json, set, settle, thrown, to_json};
 use super::table::Table;
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::io::{AssistantStream, HostFuture, LlmContext, StreamFn, StreamOptions};
@@ -17,13 +19,6 @@ use crate::message::{AgentMessage, StopReason};
 
 pub struct JsStreamFn {
     pub func: Function,
-    pub open: Function,
-    /// Glue: `(obj, key?, value?) => ({ ...obj, [key]: value })`.
-    pub copy: Function,
-    pub options: Function,
-    /// Glue `jsonArguments(message)`: a copy whose tool calls with arguments that are not
-    /// JSON carry `argumentsError` instead, or `undefined` when there are none.
-    pub json_arguments: Function,
     pub config: JsValue,
     pub emit: Function,
     pub signal: JsValue,
@@ -31,10 +26,8 @@ pub struct JsStreamFn {
 }
 
 struct JsResponse {
-    reader: JsValue,
+    reader: Response,
     table: Rc<Table>,
-    copy: Function,
-    json_arguments: Function,
     /// The JS objects behind the last `start` partial and the result, so the events that
     /// carry them are built in JS by a shallow copy instead of a round trip through JSON.
     partial_js: Option<JsValue>,
@@ -59,33 +52,24 @@ impl StreamFn for JsStreamFn {
                 .api_key
                 .as_deref()
                 .map_or(JsValue::UNDEFINED, JsValue::from_str);
-            let opts = call(
-                &self.options,
-                &[
+            let glue = self.table.glue();
+            let opts = glue
+                .stream_options(
                     &self.config,
                     &model_js,
                     &reasoning,
                     &api_key,
                     &from_json(&options.identity),
                     &self.signal,
-                ],
-            )?;
-            let opened = call(
-                &self.open,
-                &[
-                    self.func.as_ref(),
-                    &model_js,
-                    ctx.as_ref(),
-                    &opts,
-                    self.emit.as_ref(),
-                ],
-            )?;
-            let reader = settle(opened).await?;
+                )
+                .map_err(thrown)?;
+            let opened = glue
+                .open_response(&self.func, &model_js, ctx.as_ref(), &opts, &self.emit)
+                .map_err(thrown)?;
+            let reader = settle(opened).await?.unchecked_into();
             Ok(Box::new(JsResponse {
                 reader,
                 table: self.table.clone(),
-                copy: self.copy.clone(),
-                json_arguments: self.json_arguments.clone(),
                 partial_js: None,
                 final_js: None,
             }) as Box<dyn AssistantStream + 'a>)
@@ -96,7 +80,7 @@ impl StreamFn for JsStreamFn {
 impl AssistantStream for JsResponse {
     fn next(&mut self) -> HostFuture<'_, Option<AssistantMessageEvent>> {
         Box::pin(async move {
-            let step = settle(call_method(&self.reader, "next", &[])?).await?;
+            let step = settle(self.reader.next().map_err(thrown)?).await?;
             if let Some(code) = step.as_f64() {
                 // 0: the stream finished; 2: a terminal event (the final message comes from
                 // result(), L-84, so its content does not matter here).
@@ -118,7 +102,7 @@ impl AssistantStream for JsResponse {
 
     fn result(&mut self) -> HostFuture<'_, Option<AgentMessage>> {
         Box::pin(async move {
-            let r = settle(call_method(&self.reader, "result", &[])?).await?;
+            let r = settle(self.reader.result().map_err(thrown)?).await?;
             if r.is_undefined() {
                 return Ok(None);
             }
@@ -129,7 +113,7 @@ impl AssistantStream for JsResponse {
                 // Tool calls whose arguments are not JSON (a BigInt, a cycle, a throwing
                 // getter) each get an error result, as pi's validation gives one, instead
                 // of failing the run; the message itself stays the caller's object.
-                Err(e) => match call(&self.json_arguments, &[&r])? {
+                Err(e) => match self.table.glue().json_arguments(&r).map_err(thrown)? {
                     marked if marked.is_object() => Rc::new(
                         to_json(&marked, what)
                             .map_err(super::error::rejected_unreadable)?
@@ -159,7 +143,8 @@ impl AssistantStream for JsResponse {
         }
         if let Some(js) = self.final_js.take() {
             let key = super::js::key("thinkingLevel");
-            if let Ok(copy) = call(&self.copy, &[&js, &key, &JsValue::from_str(level)]) {
+            let level = JsValue::from_str(level);
+            if let Ok(copy) = self.table.glue().copy_with(&js, &key, &level) {
                 self.table.register_pair(message.clone(), copy);
             }
         }

@@ -20,7 +20,8 @@ use js_sys::WeakMap;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::{call_method, from_json, to_json, Indexed, JsHost, Unreadable};
+use super::glue::Glue;
+use super::js::{from_json, thrown, to_json, Indexed, JsHost, Unreadable};
 use crate::error::Thrown;
 
 /// How many lists [`Table::array`] keeps.
@@ -52,7 +53,7 @@ pub struct Table {
     /// The glue object of src/js/loop.js: its `guard(fn)` gives `[wrapper, revoke]`, a JS
     /// function that calls `fn` until revoked; its readers of caller values (`items`,
     /// `readTool`) run where a throwing trap or getter is a plain JS throw.
-    glue: RefCell<JsValue>,
+    glue: Glue,
     /// The run is checkpointed (`onCheckpoint`): every checkpoint is JSON, so a tool result's
     /// values are read as JSON when it arrives ([`Table::json_results`]).
     json_results: std::cell::Cell<bool>,
@@ -70,18 +71,18 @@ impl Drop for Table {
     }
 }
 
-impl Default for Table {
-    fn default() -> Self {
-        Table {
+impl Table {
+    pub fn new(glue: Glue) -> Rc<Table> {
+        Rc::new(Table {
             ids: WeakMap::new(),
             values: RefCell::new(Indexed::new()),
             objects: js_sys::Array::new(),
             lists: RefCell::new(Vec::new()),
             last: std::cell::Cell::new(0),
             callbacks: RefCell::new(Vec::new()),
-            glue: RefCell::new(JsValue::UNDEFINED),
+            glue,
             json_results: std::cell::Cell::new(false),
-        }
+        })
     }
 }
 
@@ -112,10 +113,6 @@ impl Address {
 }
 
 impl Table {
-    pub fn new() -> Rc<Table> {
-        Rc::new(Table::default())
-    }
-
     fn register(&self, rc: Rc<Value>, js: JsValue) -> usize {
         let address = Address::of(&rc).text().to_owned();
         self.objects.push(&js);
@@ -189,7 +186,7 @@ impl Table {
     /// value itself ([`JsHost`]), unread. Not paired with the object ([`Table::register_pair`]
     /// does that). A throwing getter or trap is `Err` with what it threw.
     pub fn split(&self, js: &JsValue, what: &'static str) -> Result<Rc<Value>, Thrown> {
-        let parts: js_sys::Array = self.glue("split", &[js])?.unchecked_into();
+        let parts = self.glue.split(js).map_err(thrown)?;
         // JSON.stringify's text of one flat object of JSON primitives: it always reads.
         let mut value =
             crate::json::parse(&parts.get(0).as_string().unwrap_or_default()).unwrap_or_default();
@@ -236,23 +233,15 @@ impl Table {
         self.json_results.set(on);
     }
 
-    /// Sets the glue (see the field).
-    pub fn set_glue(&self, glue: &JsValue) {
-        *self.glue.borrow_mut() = glue.clone();
-    }
-
-    /// Calls the glue's function `name` (no borrow is held across the call).
-    pub fn glue(&self, name: &'static str, args: &[&JsValue]) -> Result<JsValue, Thrown> {
-        let glue = self.glue.borrow().clone();
-        call_method(&glue, name, args)
+    /// The glue (see the field).
+    pub fn glue(&self) -> &Glue {
+        &self.glue
     }
 
     /// `[obj[a], obj[b], …]` for `names` `"a,b,…"`, read by the glue's `fields` (a throwing
     /// getter or trap is `Err`): a fresh array, read without running caller code.
     pub fn fields(&self, obj: &JsValue, names: &'static str) -> Result<js_sys::Array, Thrown> {
-        Ok(self
-            .glue("fields", &[obj, &super::js::key(names)])?
-            .unchecked_into())
+        self.glue.fields(obj, &super::js::key(names)).map_err(thrown)
     }
 
     /// A plain copy of the result object `obj` (`view` in the glue): its own enumerable
@@ -263,16 +252,13 @@ impl Table {
         if !(obj.is_object() || obj.is_function()) || js_sys::Array::is_array(obj) {
             return Ok(obj.clone());
         }
-        self.glue("view", &[obj, &super::js::key(names)])
+        self.glue.view(obj, &super::js::key(names)).map_err(thrown)
     }
 
     /// Keeps `callback` until the run ends and returns the JS function to hand out for it.
     pub fn keep_callback(&self, callback: Callback) -> JsValue {
         let target: JsValue = callback.as_ref().clone();
-        let guarded = self
-            .glue("guard", &[&target])
-            .ok()
-            .map(|pair| js_sys::Array::from(&pair));
+        let guarded = self.glue.guard(&target).ok();
         let (js, revoke) = match guarded {
             Some(pair) => (pair.get(0), pair.get(1).dyn_into::<js_sys::Function>().ok()),
             None => (target, None),
@@ -289,10 +275,7 @@ impl Table {
             Some((_, own)) => own.clone(),
             None => return Vec::new(),
         };
-        let shared = self
-            .glue("shared", &[items, &own])
-            .ok()
-            .and_then(|n| n.as_f64());
+        let shared = self.glue.shared(items, &own).ok();
         let lists = self.lists.borrow();
         let kept = lists
             .get(self.last.get())
@@ -327,11 +310,12 @@ impl Table {
                 None => js_sys::Array::new(),
             }
         };
-        let places = js_sys::Uint32Array::from(places.as_slice());
-        let keep = JsValue::from_f64(keep as f64);
         self.last.set(slot);
-        match self.glue("extend", &[&own, &keep, &self.objects, &places]) {
-            Ok(array) => array.unchecked_into(),
+        match self
+            .glue
+            .extend(&own, keep as u32, &self.objects, places.as_slice())
+        {
+            Ok(array) => array,
             Err(_) => {
                 self.lists.borrow_mut().clear();
                 self.each(items)

@@ -35,7 +35,9 @@ impl JsTool {
     /// that is not JSON (or no parameters), an `invalid_input` error naming it.
     pub fn new(js: JsValue, signal: JsValue, table: Rc<Table>) -> Result<JsTool, Thrown> {
         let text = table
-            .glue("readTool", &[&js])?
+            .glue()
+            .read_tool(&js)
+            .map_err(super::js::thrown)?
             .as_string()
             .unwrap_or_default();
         // `[executionMode, declaration, replay === "safe"]`, made by JSON.stringify.
@@ -187,10 +189,11 @@ impl Tool for JsTool {
         // The object itself (the table pairs it with its JSON copy), read by the glue; its
         // copy with the fields as read is paired with it too.
         let js = self.table.to_js(&result);
-        let view = self.table.glue(
-            "view",
-            &[&js, &super::js::key(RESULT_FIELDS), &JsValue::TRUE],
-        )?;
+        let view = self
+            .table
+            .glue()
+            .view_if_different(&js, &super::js::key(RESULT_FIELDS), true)
+            .map_err(super::js::thrown)?;
         if view.is_undefined() {
             return Ok(ReadResult { result, own: None });
         }

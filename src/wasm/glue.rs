@@ -1,0 +1,222 @@
+//! The typed contract with the glue of src/js/loop.js: each function the binding calls is a
+//! method of [`Glue`] (the glue's `GLUE` object) or of the glue's [`Response`], bound here
+//! once. A call is one crossing (no lookup by name, no `Reflect.apply`), and a throw is
+//! `Err` with what was thrown. tests/contract.rs checks that `GLUE` holds each method named
+//! here, and that the event and record kinds below are the glue's.
+
+use js_sys::{Array, Function};
+use wasm_bindgen::prelude::*;
+
+/// The core's event types, by the index [`Glue::emit_event`] passes (glue `EVENT_TYPES`).
+pub use crate::event::AGENT_EVENT_TYPES as EVENT_TYPES;
+
+/// The kinds of the records that edit the JS copy of a built-in response, by the index the
+/// glue's `RECORD_KINDS` gives each (its name in lower case): the nine update types, each
+/// emitting its `message_update`, then edits without an event and the mark of the
+/// response's end.
+pub mod kind {
+    pub const TEXT_START: usize = 0;
+    pub const TEXT_DELTA: usize = 1;
+    pub const TEXT_END: usize = 2;
+    pub const THINKING_START: usize = 3;
+    pub const THINKING_DELTA: usize = 4;
+    pub const THINKING_END: usize = 5;
+    pub const TOOLCALL_START: usize = 6;
+    pub const TOOLCALL_DELTA: usize = 7;
+    pub const TOOLCALL_END: usize = 8;
+    /// Top-level fields of the partial.
+    pub const SET_META: usize = 9;
+    /// A block's fields that arrive late.
+    pub const ASSIGN_BLOCK: usize = 10;
+    pub const END_READ: usize = 11;
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The glue object of src/js/loop.js (`GLUE`).
+    #[derive(Clone)]
+    pub type Glue;
+
+    /// `DEFAULT_AGENT_IDENTITY`, as it is now.
+    #[wasm_bindgen(method, getter, js_name = defaultIdentity)]
+    pub fn default_identity(this: &Glue) -> JsValue;
+
+    /// Builds pi's event object of kind `EVENT_TYPES[kind]` from its fields in pi's key
+    /// order and returns `emit(event)`: one crossing per event.
+    #[wasm_bindgen(method, catch, js_name = emitEvent)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn emit_event(
+        this: &Glue,
+        emit: &Function,
+        kind: u32,
+        a: &JsValue,
+        b: &JsValue,
+        c: &JsValue,
+        d: &JsValue,
+        e: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+
+    /// Calls the stream function and gives a Promise of its [`Response`] (L-79).
+    #[wasm_bindgen(method, catch, js_name = openResponse)]
+    pub fn open_response(
+        this: &Glue,
+        stream_fn: &Function,
+        model: &JsValue,
+        context: &JsValue,
+        options: &JsValue,
+        emit: &Function,
+    ) -> Result<JsValue, JsValue>;
+
+    /// The options object the stream function gets (L-80).
+    #[wasm_bindgen(method, catch, js_name = streamOptions)]
+    pub fn stream_options(
+        this: &Glue,
+        config: &JsValue,
+        model: &JsValue,
+        reasoning: &JsValue,
+        api_key: &JsValue,
+        identity: &JsValue,
+        signal: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+
+    /// `{ ...object }` (pi's spread: getters run now).
+    #[wasm_bindgen(method, catch, js_name = copyWith)]
+    pub fn copy(this: &Glue, object: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// `{ ...object, [key]: value }`.
+    #[wasm_bindgen(method, catch, js_name = copyWith)]
+    pub fn copy_with(
+        this: &Glue,
+        object: &JsValue,
+        key: &JsValue,
+        value: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+
+    /// A copy of a stream's final message whose tool calls with arguments that are not JSON
+    /// carry `argumentsError`, or `undefined` when there are none.
+    #[wasm_bindgen(method, catch, js_name = jsonArguments)]
+    pub fn json_arguments(this: &Glue, message: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// The items of a caller's array as a fresh array, or `undefined` for no array.
+    #[wasm_bindgen(method, catch)]
+    pub fn items(this: &Glue, value: &JsValue, what: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// A tool as the core reads it, as JSON text: `[executionMode, declaration, safe]`.
+    #[wasm_bindgen(method, catch, js_name = readTool)]
+    pub fn read_tool(this: &Glue, tool: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// `config[name]` as pi calls it: `undefined` when absent, else the function.
+    #[wasm_bindgen(method, catch)]
+    pub fn hook(this: &Glue, config: &JsValue, name: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// `[obj[a], obj[b], …]` for `names` "a,b,…".
+    #[wasm_bindgen(method, catch)]
+    pub fn fields(this: &Glue, obj: &JsValue, names: &JsValue) -> Result<Array, JsValue>;
+
+    /// A plain copy of a result object as pi's reads see it.
+    #[wasm_bindgen(method, catch)]
+    pub fn view(this: &Glue, obj: &JsValue, names: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// [`Glue::view`], or `undefined` when the JSON copy of `obj` already holds each field
+    /// as read.
+    #[wasm_bindgen(method, catch, js_name = view)]
+    pub fn view_if_different(
+        this: &Glue,
+        obj: &JsValue,
+        names: &JsValue,
+        if_different: bool,
+    ) -> Result<JsValue, JsValue>;
+
+    /// A result object split for the core: `[json, place, value, place, value, …]`.
+    #[wasm_bindgen(method, catch)]
+    pub fn split(this: &Glue, value: &JsValue) -> Result<Array, JsValue>;
+
+    /// Cuts `own` to `keep` items, appends `objects` at `places`, returns a copy.
+    #[wasm_bindgen(method, catch)]
+    pub fn extend(
+        this: &Glue,
+        own: &Array,
+        keep: u32,
+        objects: &Array,
+        places: &[u32],
+    ) -> Result<Array, JsValue>;
+
+    /// How many first items of `items` are the very items of `own`.
+    #[wasm_bindgen(method, catch)]
+    pub fn shared(this: &Glue, items: &Array, own: &Array) -> Result<u32, JsValue>;
+
+    /// The function that applies a network chunk's records and emits their updates.
+    #[wasm_bindgen(method, catch)]
+    pub fn updater(
+        this: &Glue,
+        emit: &Function,
+        inner: bool,
+        signal: &JsValue,
+    ) -> Result<Function, JsValue>;
+
+    /// A Promise that resolves after `ms`, or earlier when `signal` aborts.
+    #[wasm_bindgen(method, catch)]
+    pub fn sleep(this: &Glue, ms: f64, signal: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// `{ promise, cancel }`: a timer to race against a read, then clear.
+    #[wasm_bindgen(method, catch)]
+    pub fn deadline(this: &Glue, ms: f64) -> Result<JsValue, JsValue>;
+
+    /// `[wrapper, revoke]` for a wasm callback.
+    #[wasm_bindgen(method, catch)]
+    pub fn guard(this: &Glue, target: &JsValue) -> Result<Array, JsValue>;
+
+    /// `{ apiKey, note }` from the environment for `provider`.
+    #[wasm_bindgen(method, catch, js_name = envApiKey)]
+    pub fn env_api_key(this: &Glue, provider: &str, env: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// A thrown value's message with its cause.
+    #[wasm_bindgen(method, catch, js_name = describeError)]
+    pub fn describe_error(this: &Glue, error: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// `text` with every form of `key` redacted.
+    #[wasm_bindgen(method, catch)]
+    pub fn redact(this: &Glue, text: &str, key: &str) -> Result<JsValue, JsValue>;
+
+    /// What `runLoop` is given: one object, made by the glue's `startRun`.
+    pub type RunOptions;
+
+    /// `"prompt"`, `"continue"` or `"resume"` (from `position`).
+    #[wasm_bindgen(method, getter)]
+    pub fn mode(this: &RunOptions) -> JsValue;
+    /// The prompts of a `"prompt"` run.
+    #[wasm_bindgen(method, getter)]
+    pub fn prompts(this: &RunOptions) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub fn context(this: &RunOptions) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub fn config(this: &RunOptions) -> JsValue;
+    /// The event sink.
+    #[wasm_bindgen(method, getter)]
+    pub fn emit(this: &RunOptions) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub fn signal(this: &RunOptions) -> JsValue;
+    /// A stream function, or `"builtin"`.
+    #[wasm_bindgen(method, getter, js_name = streamFn)]
+    pub fn stream_fn(this: &RunOptions) -> JsValue;
+    /// The checkpoint's position a `"resume"` run starts from.
+    #[wasm_bindgen(method, getter)]
+    pub fn position(this: &RunOptions) -> JsValue;
+    /// The id `runPosition` knows the run by.
+    #[wasm_bindgen(method, getter)]
+    pub fn id(this: &RunOptions) -> u32;
+    /// A function awaited before each tool's `execute`, or `undefined`.
+    #[wasm_bindgen(method, getter)]
+    pub fn checkpoint(this: &RunOptions) -> JsValue;
+
+    /// One response stream of a JS stream function, read by the glue (its `Response`).
+    pub type Response;
+
+    /// A Promise of `0` (finished), `2` (a terminal event) or the `start` partial's copy.
+    #[wasm_bindgen(method, catch)]
+    pub fn next(this: &Response) -> Result<JsValue, JsValue>;
+
+    /// A Promise of the stream's result, `undefined` when there is none.
+    #[wasm_bindgen(method, catch)]
+    pub fn result(this: &Response) -> Result<JsValue, JsValue>;
+}
