@@ -366,7 +366,7 @@ pub trait Hooks {
     /// L-74.
     fn transform_context<'a>(
         &'a self,
-        messages: &'a [AgentMessage],
+        context: &'a Context,
     ) -> Option<HostFuture<'a, Vec<AgentMessage>>> {
         None
     }
@@ -416,6 +416,13 @@ pub trait Hooks {
         call: ToolCallContext<'a>,
     ) -> Option<HostFuture<'a, Option<Interrupted>>> {
         None
+    }
+    /// Brings `context` up to the host's own context object, when hooks may have changed
+    /// that object in place since the last call (pi's hooks get the live `currentContext`,
+    /// whose changes persist). The loop calls it after each hook that was given the context
+    /// and after a turn's tool calls; nothing to do for a host without one.
+    fn sync_context(&self, context: &mut Context) -> Result<(), Thrown> {
+        Ok(())
     }
     /// L-40/L-43/L-51 poll points.
     fn get_steering_messages(&self) -> Option<HostFuture<'_, Vec<AgentMessage>>> {

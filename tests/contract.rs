@@ -69,17 +69,24 @@ fn every_bound_glue_method_is_a_glue_function() {
     let bound_glue = bound(&glue, "Glue");
     assert!(bound_glue.len() >= 20, "{bound_glue:?}");
     let missing: Vec<_> = bound_glue.difference(&have).collect();
-    assert!(missing.is_empty(), "glue.rs binds {missing:?}, which GLUE lacks");
+    assert!(
+        missing.is_empty(),
+        "glue.rs binds {missing:?}, which GLUE lacks"
+    );
     // Nothing in GLUE that no Rust code calls.
     let unused: Vec<_> = have.difference(&bound_glue).collect();
-    assert!(unused.is_empty(), "GLUE holds {unused:?}, which glue.rs does not bind");
+    assert!(
+        unused.is_empty(),
+        "GLUE holds {unused:?}, which glue.rs does not bind"
+    );
 
     // The stream function's response: methods of the class `Response`.
     let class = &js[js.find("class Response {").unwrap()..];
     let class = &class[..class.find("\n}\n").unwrap()];
     for method in bound(&glue, "Response") {
         assert!(
-            class.contains(&format!("\n  async {method}(")) || class.contains(&format!("\n  {method}(")),
+            class.contains(&format!("\n  async {method}("))
+                || class.contains(&format!("\n  {method}(")),
             "Response lacks {method}"
         );
     }
@@ -89,7 +96,10 @@ fn every_bound_glue_method_is_a_glue_function() {
         .into_iter()
         .collect();
     let getters = bound(&glue, "RunOptions");
-    assert_eq!(getters, options, "RunOptions' getters against startRun's keys");
+    assert_eq!(
+        getters, options,
+        "RunOptions' getters against startRun's keys"
+    );
 }
 
 #[test]

@@ -454,6 +454,7 @@ async fn run_loop(
                     Some(f) => f.await?,
                     None => None,
                 };
+                host.hooks.sync_context(&mut context)?;
                 if let Some(u) = update {
                     if let Some(c) = u.context {
                         context = c;
@@ -529,6 +530,8 @@ async fn run_loop(
                         prior,
                     )
                     .await?;
+                    // The tool hooks' changes to the context come first, as in pi.
+                    host.hooks.sync_context(&mut context)?;
                     has_more_tool_calls = !batch.terminate;
                     tool_results = batch.messages;
                     // Those delivered before a checkpoint are in the transcript already.
@@ -547,6 +550,7 @@ async fn run_loop(
                     Some(f) => f.await?,
                     None => None,
                 };
+                host.hooks.sync_context(&mut context)?;
                 let end = decision == Some(TurnDecision::End);
                 let explicit = decision == Some(TurnDecision::Continue);
                 host.tracker.stage(Stage::Next {
@@ -607,6 +611,7 @@ async fn run_loop(
                     Some(f) => f.await?,
                     None => None,
                 };
+                host.hooks.sync_context(&mut context)?;
                 if let Some(s) = snapshot {
                     if let Some(c) = s.context {
                         context = c;

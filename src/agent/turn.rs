@@ -47,14 +47,13 @@ pub async fn stream_assistant_response(
     config: &LoopConfig,
 ) -> Result<AgentMessage> {
     // L-74: the transform's result is used for this request only.
-    let transformed;
-    let messages: &[AgentMessage] = match host.hooks.transform_context(&context.messages) {
-        Some(f) => {
-            transformed = f.await?;
-            &transformed
-        }
-        None => &context.messages,
+    let transformed = match host.hooks.transform_context(context) {
+        Some(f) => Some(f.await?),
+        None => None,
     };
+    // pi gives the transform the live `context.messages`: its changes in place persist.
+    host.hooks.sync_context(context)?;
+    let messages: &[AgentMessage] = transformed.as_deref().unwrap_or(&context.messages);
     // L-75, L-76.
     let llm_messages = host.hooks.convert_to_llm(messages).await?;
     // L-77: a falsy result falls back to the static key.

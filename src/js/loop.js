@@ -250,6 +250,83 @@ function shared(items, own) {
   return i;
 }
 
+/**
+ * The context the hooks get, as pi's `currentContext`: one object for the run, whose
+ * `messages` array the loop appends to, so a hook that keeps it sees the transcript grow,
+ * and a hook's changes to it in place (a message pushed, a tool added) reach the next
+ * request. `{ context, messages, items, tools, toolItems }`: the object, and what its
+ * `messages` and `tools` were at the last sync, with a copy of their items. At a run's start
+ * it is pi's `{ ...context, messages: [] }` (the core pushes the transcript before a hook
+ * sees it); a context a hook returned is taken as it is (pi's `currentContext = update.context`).
+ */
+function liveContext(context, copy) {
+  if (copy) {
+    const own = { ...context, messages: [] };
+    return { context: own, messages: own.messages, items: [], tools: own.tools, toolItems: items(own.tools, 'context.tools') };
+  }
+  const list = items(context.messages, 'context.messages') ?? [];
+  return { context, messages: context.messages, items: list, tools: context.tools, toolItems: items(context.tools, 'context.tools') };
+}
+
+/** Appends the run's objects at `places` to the live `messages`, as pi's pushes do, after
+ * the first `keep` items of the last sync (the core only appends to a context, so that is
+ * all of them, and what a hook changed since stays for the next sync to read); returns the
+ * context object. */
+function livePush(live, keep, objects, places) {
+  const { messages, items: own } = live;
+  if (own.length !== keep) {
+    messages.length = keep;
+    own.length = keep;
+  }
+  for (let i = 0; i < places.length; i++) {
+    const m = objects[places[i]];
+    messages.push(m);
+    own.push(m);
+  }
+  return live.context;
+}
+
+/** Whether `list` is the array `array` still holding `own`'s items. */
+function unchanged(list, array, own) {
+  if (list !== array || !Array.isArray(list) || list.length !== own.length) return false;
+  for (let i = 0; i < own.length; i++) if (list[i] !== own[i]) return false;
+  return true;
+}
+
+/** Whether `value` is the live `messages`, unchanged since the last sync. */
+function liveSame(live, value) {
+  return unchanged(value, live.messages, live.items);
+}
+
+/** What hooks changed in the live context since the last sync: `undefined` for nothing,
+ * else `[k, items, tools]`: the messages' items now (a fresh array) and the first index at
+ * which they differ from the last sync's, and the tools' items when they changed. */
+function livePull(live) {
+  const { context } = live;
+  const messages = context.messages;
+  const tools = context.tools;
+  let k = live.items.length;
+  let changed = false;
+  if (!unchanged(messages, live.messages, live.items)) {
+    const list = items(messages, 'context.messages');
+    if (list === undefined) throw invalidInput('a hook set context.messages to something that is not an array');
+    const own = live.items;
+    k = 0;
+    while (k < list.length && k < own.length && list[k] === own[k]) k++;
+    live.messages = messages;
+    live.items = list;
+    changed = true;
+  }
+  let toolList;
+  if (!(tools === live.tools && (tools == null || unchanged(tools, live.tools, live.toolItems)))) {
+    toolList = items(tools, 'context.tools') ?? [];
+    live.tools = tools;
+    live.toolItems = toolList;
+    changed = true;
+  }
+  return changed ? [k, live.items, toolList] : undefined;
+}
+
 /** The hooks pi tests with `if` (the others it calls with `?.()`). */
 const TESTED_HOOKS = new Set(['transformContext', 'getApiKey', 'beforeToolCall', 'afterToolCall']);
 
@@ -494,7 +571,7 @@ function emitEvent(emit, kind, a, b, c, d, e) {
   }
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, view, split, extend, shared, updater, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

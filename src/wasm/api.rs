@@ -11,8 +11,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::builtin::BuiltinStreamFn;
-use super::glue::{Glue, RunOptions};
 use super::error::{invalid, rejection, thrown_to_js, unreadable, JsResult};
+use super::glue::{Glue, RunOptions};
 use super::hooks::{context_from_js, js_messages, JsHooks};
 use super::host::{JsClock, JsPatterns, JsSignal};
 use super::js::{call, get, read, set, to_json};
@@ -153,7 +153,7 @@ pub async fn run_loop(glue: Glue, run: RunOptions) -> JsResult<JsValue> {
     let emit: Function = emit
         .dyn_into()
         .map_err(|_| invalid("emit must be a function"))?;
-    let ctx = context_from_js(&table, &signal, "context", &context).map_err(thrown_to_js)?;
+    let ctx = context_from_js(&table, &signal, "context", &context, true).map_err(thrown_to_js)?;
     let cfg = loop_config(&config, &table)?;
     let hooks = JsHooks {
         config: config.clone(),
@@ -249,7 +249,8 @@ pub async fn run_tool_call_js(
         let o = Object::new();
         set(&o, "messages", &js_sys::Array::new());
         set(&o, "tools", &tools);
-        context_from_js(&table, &signal, "runToolCall options", &o.into()).map_err(thrown_to_js)?
+        context_from_js(&table, &signal, "runToolCall options", &o.into(), true)
+            .map_err(thrown_to_js)?
     };
     let assistant = table
         .to_rust(&assistant, "assistantMessage")

@@ -193,10 +193,7 @@ impl HttpResponse for JsResponse {
                 // A reset or a broken stream (a thrown value) is named with its cause; the
                 // reader's own errors (a chunk that is no bytes) name themselves.
                 Some(reader) => reader.read().await.map_err(|e| match e.payload {
-                    Some(_) => format!(
-                        "Reading the response failed: {}",
-                        describe(&self.glue, e)
-                    ),
+                    Some(_) => format!("Reading the response failed: {}", describe(&self.glue, e)),
                     None => e.message,
                 }),
                 None => Ok(None),
@@ -232,8 +229,8 @@ impl ProviderHooks for JsHooks {
         self.glue
             .redact(text, key)
             .ok()
-        .and_then(|v| v.as_string())
-        .unwrap_or_else(|| crate::text::replace(text, key, "[redacted]"))
+            .and_then(|v| v.as_string())
+            .unwrap_or_else(|| crate::text::replace(text, key, "[redacted]"))
     }
 
     fn env_api_key(&self, provider: &str) -> EnvKey {

@@ -145,6 +145,31 @@ extern "C" {
     #[wasm_bindgen(method, catch)]
     pub fn shared(this: &Glue, items: &Array, own: &Array) -> Result<u32, JsValue>;
 
+    /// The live context the hooks get (`{ context, messages, items, tools, toolItems }`):
+    /// with `copy`, pi's `{ ...context }` at a run's start; else `context` itself.
+    #[wasm_bindgen(method, catch, js_name = liveContext)]
+    pub fn live_context(this: &Glue, context: &JsValue, copy: bool) -> Result<JsValue, JsValue>;
+
+    /// Cuts the live `messages` to `keep` items, appends `objects` at `places`; gives the
+    /// context object.
+    #[wasm_bindgen(method, catch, js_name = livePush)]
+    pub fn live_push(
+        this: &Glue,
+        live: &JsValue,
+        keep: u32,
+        objects: &Array,
+        places: &[u32],
+    ) -> Result<JsValue, JsValue>;
+
+    /// What hooks changed in the live context since the last sync: `undefined`, or
+    /// `[k, items, tools]`.
+    #[wasm_bindgen(method, catch, js_name = livePull)]
+    pub fn live_pull(this: &Glue, live: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// Whether `value` is the live `messages`, unchanged since the last sync.
+    #[wasm_bindgen(method, catch, js_name = liveSame)]
+    pub fn live_same(this: &Glue, live: &JsValue, value: &JsValue) -> Result<bool, JsValue>;
+
     /// The function that applies a network chunk's records and emits their updates.
     #[wasm_bindgen(method, catch)]
     pub fn updater(

@@ -48,18 +48,23 @@ pub fn js_messages(table: &Table, hook: &str, v: &JsValue) -> Result<Vec<AgentMe
     // it was given is known at once (those are the core's messages already).
     let mut out = table.known_start(&arr);
     for i in out.len()..arr.length() as usize {
-        let m = arr.get(i as u32);
-        // A message seen before is looked up, not read again; a new one is read here.
-        let rc = match table.known(&m) {
-            Some(rc) => rc,
-            None => new_message(table, hook, i, m)?,
-        };
-        if !rc.get("role").is_some_and(Value::is_string) {
-            return Err(rejected(hook_values::not_a_message(hook, i)));
-        }
-        out.push(rc);
+        out.push(message_at(table, hook, &arr, i)?);
     }
     Ok(out)
+}
+
+/// Item `i` of `arr`, a list of messages `hook` gave: a message seen before is looked up,
+/// not read again; a new one is read here.
+fn message_at(table: &Table, hook: &str, arr: &Array, i: usize) -> Result<AgentMessage, Thrown> {
+    let m = arr.get(i as u32);
+    let rc = match table.known(&m) {
+        Some(rc) => rc,
+        None => new_message(table, hook, i, m)?,
+    };
+    if !rc.get("role").is_some_and(Value::is_string) {
+        return Err(rejected(hook_values::not_a_message(hook, i)));
+    }
+    Ok(rc)
 }
 
 /// A message `hook` gave that the run has not seen. A tool result's `content` and `details`
@@ -82,13 +87,55 @@ fn new_message(table: &Table, hook: &str, i: usize, m: JsValue) -> Result<AgentM
     table.to_rust(&m, &what).map_err(rejected_unreadable)
 }
 
-/// `{ messages, tools, ...other keys }` from JS. The other keys are copied once, as pi's
-/// `{ ...context }` does (getters run now), and that copy is what hooks see.
+/// The context object the hooks of a run get (glue `liveContext`), as pi's `currentContext`,
+/// with what the core last knew its `messages` to hold. The core's transcript is appended
+/// to it before a hook gets it, and what a hook changed in it is read back after
+/// ([`Hooks::sync_context`]).
+pub struct LiveContext {
+    live: JsValue,
+    /// The messages of the live array at the last sync.
+    mirror: std::cell::RefCell<Vec<AgentMessage>>,
+    /// A hook got the context since the last sync.
+    handed_out: std::cell::Cell<bool>,
+}
+
+impl LiveContext {
+    /// Brings the live array up to `messages` (the start it shares with the last sync stays)
+    /// and gives the context object.
+    fn push(&self, table: &Table, messages: &[AgentMessage]) -> Result<JsValue, Thrown> {
+        let keep = self
+            .mirror
+            .borrow()
+            .iter()
+            .zip(messages)
+            .take_while(|(a, b)| Rc::ptr_eq(a, b))
+            .count();
+        let places = table
+            .places(messages.get(keep..).unwrap_or_default())
+            .ok_or_else(|| Thrown::new("a message of the context is no object"))?;
+        let js = table
+            .glue()
+            .live_push(&self.live, keep as u32, table.objects(), &places)
+            .map_err(thrown)?;
+        *self.mirror.borrow_mut() = messages.to_vec();
+        self.handed_out.set(true);
+        Ok(js)
+    }
+
+    fn of(c: &Context) -> Option<Rc<LiveContext>> {
+        c.host.clone()?.downcast::<LiveContext>().ok()
+    }
+}
+
+/// `{ messages, tools, ...other keys }` from JS. At a run's start (`copy`) the object is
+/// copied once, as pi's `{ ...context }` does (getters run now), and that copy is the live
+/// context the hooks see; a context a hook returned becomes the live one itself.
 pub fn context_from_js(
     table: &Rc<Table>,
     signal: &JsValue,
     hook: &str,
     js: &JsValue,
+    copy: bool,
 ) -> Result<Context, Thrown> {
     if !js.is_object() {
         return Err(rejected(Error::InvalidInput(format!(
@@ -104,11 +151,7 @@ pub fn context_from_js(
     let tools_js = read(js, "tools")?;
     let mut tools: Vec<Rc<dyn Tool>> = Vec::new();
     match items(table, &tools_js, "context.tools")? {
-        Some(list) => {
-            for t in list.iter() {
-                tools.push(Rc::new(JsTool::new(t, signal.clone(), table.clone())?));
-            }
-        }
+        Some(list) => tools = tools_from(table, signal, &list)?,
         None if tools_js.is_undefined() || tools_js.is_null() => {}
         None => {
             return Err(rejected(Error::InvalidInput(format!(
@@ -117,11 +160,29 @@ pub fn context_from_js(
             ))))
         }
     }
+    let live = LiveContext {
+        live: table.glue().live_context(js, copy).map_err(thrown)?,
+        mirror: std::cell::RefCell::new(if copy { Vec::new() } else { messages.clone() }),
+        handed_out: std::cell::Cell::new(false),
+    };
     Ok(Context {
         messages,
         tools,
-        host: Some(Rc::new(table.glue().copy(js).map_err(thrown)?)),
+        host: Some(Rc::new(live)),
     })
+}
+
+/// The tools of a list the glue read (`context.tools` after a hook changed it).
+fn tools_from(
+    table: &Rc<Table>,
+    signal: &JsValue,
+    list: &Array,
+) -> Result<Vec<Rc<dyn Tool>>, Thrown> {
+    let mut tools: Vec<Rc<dyn Tool>> = Vec::new();
+    for t in list.iter() {
+        tools.push(Rc::new(JsTool::new(t, signal.clone(), table.clone())?));
+    }
+    Ok(tools)
 }
 
 fn json_of(v: &JsValue, what: &str) -> Result<Value, Thrown> {
@@ -138,37 +199,20 @@ type UpdateFields = (
 );
 
 impl JsHooks {
-    fn context_js(&self, c: &Context) -> JsValue {
+    /// The live context object, the core's transcript appended (a throwing trap of an array
+    /// a hook put there is `Err`, as pi's push would throw).
+    fn context_js(&self, c: &Context) -> Result<JsValue, Thrown> {
         if let Some(f) = &self.fixed_context {
-            return f.clone();
+            return Ok(f.clone());
         }
-        let o = Object::new();
-        // The context's own copy (context_from_js): assigning from it runs no caller code.
-        // Its `tools` are the caller's, as in pi's `{ ...context, messages }`: absent when
-        // the caller gave none.
-        let copy = c
-            .host
-            .as_ref()
-            .and_then(|h| h.downcast_ref::<JsValue>())
-            .filter(|h| h.is_object());
-        if let Some(h) = copy {
-            Object::assign(&o, h.unchecked_ref());
+        match LiveContext::of(c) {
+            Some(live) => live.push(&self.table, &c.messages),
+            None => {
+                let o = Object::new();
+                set(&o, "messages", &self.table.array(&c.messages));
+                Ok(o.into())
+            }
         }
-        set(&o, "messages", &self.table.array(&c.messages));
-        if copy.is_none() {
-            let tools: Array = c
-                .tools
-                .iter()
-                .map(|t| {
-                    t.host_value()
-                        .and_then(|h| h.downcast_ref::<JsValue>())
-                        .cloned()
-                        .unwrap_or(JsValue::UNDEFINED)
-                })
-                .collect();
-            set(&o, "tools", &tools);
-        }
-        o.into()
     }
 
     /// Calls the tool hook `name` (when configured) with `{ assistantMessage, toolCall, args,
@@ -190,18 +234,21 @@ impl JsHooks {
         );
         set(&o, "toolCall", &self.table.to_js(call.tool_call));
         set(&o, "args", &self.table.to_js(call.args));
-        set(&o, "context", &self.context_js(call.context));
+        match self.context_js(call.context) {
+            Ok(c) => set(&o, "context", &c),
+            Err(e) => return Some(Box::pin(async { Err(e) })),
+        }
         extra(&o);
         self.hook(name, vec![o.into(), self.signal.clone()])
     }
 
-    fn turn_js(&self, t: &TurnContext) -> JsValue {
+    fn turn_js(&self, t: &TurnContext) -> Result<JsValue, Thrown> {
         let o = Object::new();
         set(&o, "message", &self.table.to_js(t.message));
         set(&o, "toolResults", &self.table.array(t.tool_results));
-        set(&o, "context", &self.context_js(t.context));
+        set(&o, "context", &self.context_js(t.context)?);
         set(&o, "newMessages", &self.table.array(t.new_messages));
-        o.into()
+        Ok(o.into())
     }
 
     /// Whether the hook is configured. Checked before its arguments are built: building a
@@ -243,7 +290,7 @@ impl JsHooks {
         let f = self.table.fields(v, "context,model,thinkingLevel")?;
         let context = match f.get(0) {
             c if c.is_undefined() || c.is_null() => None,
-            c => Some(context_from_js(&self.table, &self.signal, hook, &c)?),
+            c => Some(context_from_js(&self.table, &self.signal, hook, &c, false)?),
         };
         let model = match f.get(1) {
             m if m.is_undefined() || m.is_null() => None,
@@ -282,17 +329,30 @@ impl Hooks for JsHooks {
 
     fn transform_context<'a>(
         &'a self,
-        messages: &'a [AgentMessage],
+        context: &'a Context,
     ) -> Option<HostFuture<'a, Vec<AgentMessage>>> {
         if !self.has("transformContext") {
             return None;
         }
-        let f = self.hook(
-            "transformContext",
-            vec![self.table.array(messages).into(), self.signal.clone()],
-        )?;
+        // pi's `transformContext(context.messages)`: the live array itself.
+        let live = LiveContext::of(context).filter(|_| self.fixed_context.is_none());
+        let messages = match &live {
+            Some(l) => match l.push(&self.table, &context.messages) {
+                Ok(_) => super::js::get(&l.live, "messages"),
+                Err(e) => return Some(Box::pin(async { Err(e) })),
+            },
+            None => self.table.array(&context.messages).into(),
+        };
+        let f = self.hook("transformContext", vec![messages, self.signal.clone()])?;
         Some(Box::pin(async move {
-            js_messages(&self.table, "transformContext", &f.await?)
+            let v = f.await?;
+            // The live array given back as it was: the transcript the core holds.
+            if let Some(l) = &live {
+                if self.table.glue().live_same(&l.live, &v).unwrap_or(false) {
+                    return Ok(l.mirror.borrow().clone());
+                }
+            }
+            js_messages(&self.table, "transformContext", &v)
         }))
     }
 
@@ -311,7 +371,11 @@ impl Hooks for JsHooks {
         if !self.has("prepareNextTurn") {
             return None;
         }
-        let f = self.hook("prepareNextTurn", vec![self.turn_js(&turn)])?;
+        let turn = match self.turn_js(&turn) {
+            Ok(t) => t,
+            Err(e) => return Some(Box::pin(async { Err(e) })),
+        };
+        let f = self.hook("prepareNextTurn", vec![turn])?;
         Some(Box::pin(async move {
             let v = f.await?;
             if !v.is_object() {
@@ -339,7 +403,10 @@ impl Hooks for JsHooks {
             return None;
         }
         let o = Object::new();
-        set(&o, "context", &self.context_js(request.context));
+        match self.context_js(request.context) {
+            Ok(c) => set(&o, "context", &c),
+            Err(e) => return Some(Box::pin(async { Err(e) })),
+        }
         set(&o, "model", &self.table.to_js(request.model));
         set(
             &o,
@@ -368,7 +435,11 @@ impl Hooks for JsHooks {
         if !self.has("finishTurn") {
             return None;
         }
-        let f = self.hook("finishTurn", vec![self.turn_js(&turn), self.signal.clone()])?;
+        let turn = match self.turn_js(&turn) {
+            Ok(t) => t,
+            Err(e) => return Some(Box::pin(async { Err(e) })),
+        };
+        let f = self.hook("finishTurn", vec![turn, self.signal.clone()])?;
         Some(Box::pin(async move {
             let v = f.await?;
             let action = read(&v, "action")?.as_string();
@@ -452,6 +523,43 @@ impl Hooks for JsHooks {
             let json = json_of(&v, "afterToolCall's result")?;
             Ok(hook_values::after_tool_call(&json))
         }))
+    }
+
+    /// Reads back what hooks changed in the live context: one crossing when they changed
+    /// nothing, none when no hook got it since the last sync.
+    fn sync_context(&self, c: &mut Context) -> Result<(), Thrown> {
+        if self.fixed_context.is_some() {
+            return Ok(());
+        }
+        let Some(live) = LiveContext::of(c) else {
+            return Ok(());
+        };
+        if !live.handed_out.replace(false) {
+            return Ok(());
+        }
+        let pulled = self.table.glue().live_pull(&live.live).map_err(thrown)?;
+        let Some(parts) = pulled.dyn_ref::<Array>() else {
+            return Ok(());
+        };
+        let list: Array = parts.get(1).unchecked_into();
+        let known = live.mirror.borrow().len();
+        let k = (parts.get(0).as_f64().unwrap_or(0.0) as usize).min(known);
+        if k < known || list.length() as usize != known {
+            // What the core appended since the last sync (nothing, as the loop calls this
+            // right after the hooks) stays after what the hooks left.
+            let appended = c.messages.split_off(known.min(c.messages.len()));
+            c.messages.truncate(k);
+            for i in k..list.length() as usize {
+                c.messages
+                    .push(message_at(&self.table, "context.messages", &list, i)?);
+            }
+            *live.mirror.borrow_mut() = c.messages.clone();
+            c.messages.extend(appended);
+        }
+        if let Some(tools) = parts.get(2).dyn_ref::<Array>() {
+            c.tools = tools_from(&self.table, &self.signal, tools)?;
+        }
+        Ok(())
     }
 
     fn get_steering_messages(&self) -> Option<HostFuture<'_, Vec<AgentMessage>>> {

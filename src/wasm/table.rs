@@ -241,7 +241,9 @@ impl Table {
     /// `[obj[a], obj[b], …]` for `names` `"a,b,…"`, read by the glue's `fields` (a throwing
     /// getter or trap is `Err`): a fresh array, read without running caller code.
     pub fn fields(&self, obj: &JsValue, names: &'static str) -> Result<js_sys::Array, Thrown> {
-        self.glue.fields(obj, &super::js::key(names)).map_err(thrown)
+        self.glue
+            .fields(obj, &super::js::key(names))
+            .map_err(thrown)
     }
 
     /// A plain copy of the result object `obj` (`view` in the glue): its own enumerable
@@ -289,14 +291,9 @@ impl Table {
     /// places of its new items.
     pub fn array(&self, items: &[Rc<Value>]) -> js_sys::Array {
         let (slot, keep) = self.closest_list(items);
-        let mut places = Vec::with_capacity(items.len().saturating_sub(keep));
-        for m in items.iter().skip(keep) {
-            match self.place_of(m) {
-                Some(p) => places.push(p),
-                // An item whose JS form is no object has no place.
-                None => return self.each(items),
-            }
-        }
+        let Some(places) = self.places(items.get(keep..).unwrap_or_default()) else {
+            return self.each(items);
+        };
         let own = {
             let mut lists = self.lists.borrow_mut();
             if slot >= lists.len() {
@@ -321,6 +318,21 @@ impl Table {
                 self.each(items)
             }
         }
+    }
+
+    /// The places of `items`' JS objects (converting those not converted yet); `None` when
+    /// one has no place (its JS form is no object).
+    pub fn places(&self, items: &[Rc<Value>]) -> Option<Vec<u32>> {
+        let mut places = Vec::with_capacity(items.len());
+        for m in items {
+            places.push(self.place_of(m)?);
+        }
+        Some(places)
+    }
+
+    /// The run's JS objects by place.
+    pub fn objects(&self) -> &js_sys::Array {
+        &self.objects
     }
 
     /// A JS array of core values, each converted (or looked up) on its own.

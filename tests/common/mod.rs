@@ -594,11 +594,11 @@ impl Hooks for TestHooks {
     }
     fn transform_context<'a>(
         &'a self,
-        messages: &'a [AgentMessage],
+        context: &'a Context,
     ) -> Option<HostFuture<'a, Vec<AgentMessage>>> {
         let f = self.transform.as_ref()?;
         self.log.borrow_mut().push("transformContext".into());
-        Some(ready(Ok(f(messages))))
+        Some(ready(Ok(f(&context.messages))))
     }
     fn get_api_key<'a>(&'a self, provider: &'a str) -> Option<HostFuture<'a, Option<String>>> {
         let k = self.api_key.clone()?;

@@ -7,21 +7,13 @@ import assert from 'node:assert/strict';
 import * as ours from 'pi-agent-wasm';
 import * as pi from '@earendil-works/pi-agent-core';
 import { createAssistantMessageEventStream as piStream } from '@earendil-works/pi-ai';
+import { answer, usage } from './shared/scripted-loop.mjs';
 
 const IMPLS = {
   ours: { run: ours.runAgentLoop, stream: ours.createAssistantMessageEventStream },
   pi: { run: pi.runAgentLoop, stream: piStream },
 };
-const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 const model = { id: 'm', api: 'a', provider: 'p' };
-
-function answer(make, content, stopReason) {
-  const s = make();
-  const message = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content, stopReason, timestamp: 1 };
-  s.push({ type: 'start', partial: message });
-  s.push({ type: 'done', reason: stopReason, message });
-  return s;
-}
 
 class Stat {
   constructor(size) { this.size = size; }

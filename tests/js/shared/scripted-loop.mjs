@@ -16,3 +16,13 @@ export function scriptedStream(impl, finals, final = () => assistant([{ type: 't
     return s;
   };
 }
+
+/** A stream made by `make` (ours or pi's `createAssistantMessageEventStream`) that answers at
+ * once with `start` and `done` for an assistant message of `content`. */
+export function answer(make, content, stopReason) {
+  const s = make();
+  const message = assistant(content, stopReason, 1);
+  s.push({ type: 'start', partial: message });
+  s.push({ type: 'done', reason: stopReason, message });
+  return s;
+}
