@@ -71,12 +71,19 @@ fn message_at(table: &Table, hook: &str, arr: &Array, i: usize) -> Result<AgentM
 /// stay the caller's objects, unread, as when the tool returned them (one owner per value): a
 /// value JSON cannot hold there passes through, as in pi. Any other message, or any in a
 /// checkpointed run (its checkpoints are JSON), is read whole; one that cannot be (a getter
-/// that throws, its `role`'s included) is an `invalid_input` error naming it.
+/// that throws, a BigInt) is an `invalid_input` error naming it.
 fn new_message(table: &Table, hook: &str, i: usize, m: JsValue) -> Result<AgentMessage, Thrown> {
     if !m.is_object() {
         return Err(rejected(hook_values::not_a_message(hook, i)));
     }
-    let tool_result = read(&m, "role").is_ok_and(|r| r == key("toolResult"));
+    // pi reads the `role` of every message of the transcript (its tool declarations do): a
+    // getter or trap that throws there rejects with what it threw, as in pi. What the two
+    // conversion hooks return goes to the stream function unread by pi.
+    let role = match read(&m, "role") {
+        Err(e) if !matches!(hook, "convertToLlm" | "transformContext") => return Err(e),
+        r => r.unwrap_or_default(),
+    };
+    let tool_result = role == key("toolResult");
     if tool_result && !table.json_results() {
         if let Ok(rc) = table.split(&m, "a tool result") {
             table.register_pair(rc.clone(), m);

@@ -127,6 +127,19 @@ test('a new message whose `role` getter throws rejects with invalid_input naming
   );
 });
 
+test('a transcript message whose `role` getter throws rejects with what it threw, as pi (one rule: a read pi makes too)', async () => {
+  for (const [name, impl] of Object.entries(IMPLS)) {
+    const thrown = new RangeError('role getter failed');
+    const message = { content: 'x', timestamp: 1 };
+    Object.defineProperty(message, 'role', { enumerable: true, get() { throw thrown; } });
+    const streamFn = () => answer(impl.stream, [{ type: 'text', text: 'done' }], 'stop');
+    for (const [where, prompts, history] of [['history', [{ role: 'user', content: 'go', timestamp: 1 }], [message]], ['prompt', [message], []]]) {
+      await assert.rejects(impl.run(prompts, { messages: history, tools: [] }, { model, convertToLlm: (m) => m }, () => {}, undefined, streamFn),
+        (e) => e === thrown, `${name}: ${where}`);
+    }
+  }
+});
+
 test('a JS stream\'s final message JSON cannot hold rejects the run with invalid_input, the reading\'s error as its cause (outside tester, finding 6)', async () => {
   const streamFn = () => {
     const s = IMPLS.ours.stream();
