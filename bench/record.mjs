@@ -1,4 +1,4 @@
-// Runs the Node benchmarks (loop.mjs, provider.mjs, cold-start.mjs) and records the figures
+// Runs the benchmarks (loop.mjs, long-session.mjs, provider.mjs, cold-start.mjs, workerd-cpu.mjs) and records the figures
 // the README quotes in bench/results.json, with the commit, date and machine they were
 // measured on. tests/js/docs-figures.test.mjs checks the README against that file, so a
 // figure there is always one that a recorded run printed.
@@ -24,6 +24,7 @@ const loop = run('bench/loop.mjs');
 const long = run('bench/long-session.mjs');
 const provider = run('bench/provider.mjs');
 const cold = run('bench/cold-start.mjs');
+const workerd = run('bench/workerd-cpu.mjs');
 const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'Cargo.toml', 'Cargo.lock', ':(exclude)src/**/*.d.ts'], { cwd: root, encoding: 'utf8' }).trim() !== '';
 const results = {
   commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim() + (dirty ? ' (with uncommitted changes to src/)' : ''),
@@ -38,6 +39,7 @@ const results = {
   sseThroughput: pick(provider, /throughput ours\/pi: ([\d.]+)x/, '(C) throughput ratio'),
   coldStartInstalled: pick(cold, /installed\s+ours.*ratio ([\d.]+)/, '(E) installed ratio'),
   coldStartBundled: pick(cold, /bundled\s+ours.*ratio ([\d.]+)/, '(E) bundled ratio'),
+  workerdCpuPerRequest: pick(workerd, /ours [\d.]+ ms, pi [\d.]+ ms, ratio ([\d.]+)/, '(W) ratio'),
 };
 writeFileSync(new URL('results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
 console.log('recorded in bench/results.json:', results);

@@ -6,6 +6,6 @@ const node = (file) => execFileSync(process.execPath, [file], { stdio: 'inherit'
 if (process.argv.includes('--record')) {
   node('bench/record.mjs');
 } else {
-  for (const file of ['bench/loop.mjs', 'bench/long-session.mjs', 'bench/provider.mjs', 'bench/cold-start.mjs']) node(file);
+  for (const file of ['bench/loop.mjs', 'bench/long-session.mjs', 'bench/provider.mjs', 'bench/cold-start.mjs', 'bench/workerd-cpu.mjs']) node(file);
 }
 node('bench/provider-browser.mjs');

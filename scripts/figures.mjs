@@ -33,6 +33,7 @@ export function comparisonTable({ size, bench }) {
     `| The same through \`Agent\`; memory (RSS) after it | ${time(bench.longSessionAgentPerTurn)}; ${x(bench.longSessionAgentRss)} pi's RSS | **1×**; 1× |`,
     `| Cold start to the first \`agent_end\` (Node, installed) | ${time(bench.coldStartInstalled)} | ${pi(bench.coldStartInstalled)} |`,
     `| The same, each app bundled into one file by esbuild | ${time(bench.coldStartBundled)} | ${pi(bench.coldStartBundled)} |`,
+    `| CPU per agent request in a Worker (workerd; a tool call, two model requests) | ${x(bench.workerdCpuPerRequest)} pi's | ${pi(bench.workerdCpuPerRequest)} |`,
     '',
     `Speeds recorded at ${bench.commit} on ${bench.date} (${bench.machine}).`,
   ];

@@ -290,7 +290,8 @@ impl JsHooks {
             }
             Err(e) => Err(e),
         };
-        Some(Box::pin(async move { settle(returned?).await }))
+        // As pi's `await hook(…)`: a value that is no thenable settles a task-queue turn later.
+        Some(Box::pin(async move { super::js::awaited(returned).await }))
     }
 
     fn update_fields(&self, hook: &'static str, v: &JsValue) -> Result<UpdateFields, Thrown> {

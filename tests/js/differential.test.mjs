@@ -16,7 +16,7 @@ const pi = {
   createAssistantMessageEventStream: piStream,
 };
 
-const SCENARIOS = Number(process.env.DIFFERENTIAL_SCENARIOS ?? 1000);
+const SCENARIOS = Number(process.env.DIFFERENTIAL_SCENARIOS ?? 10000);
 
 function firstDifference(a, b, path = '') {
   if (JSON.stringify(a) === JSON.stringify(b)) return undefined;

@@ -18,7 +18,7 @@ test("README's comparison with pi is the table the size report and the recorded 
 });
 
 test('bench/results.json records a whole run: every ratio a positive number, and where it was measured', () => {
-  for (const key of ['perEventLoopOverhead', 'streamedArguments1MB', 'longSessionPerTurn', 'sseThroughput', 'coldStartInstalled', 'coldStartBundled']) {
+  for (const key of ['perEventLoopOverhead', 'streamedArguments1MB', 'longSessionPerTurn', 'sseThroughput', 'coldStartInstalled', 'coldStartBundled', 'workerdCpuPerRequest']) {
     assert.ok(Number.isFinite(bench[key]) && bench[key] > 0, `${key}: ${bench[key]}`);
   }
   assert.match(bench.commit, /^[0-9a-f]{7,}/);

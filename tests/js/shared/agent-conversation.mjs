@@ -4,7 +4,7 @@
 // resets. `runConversation(impl, conversation)` records what a caller can observe: every
 // event each step's first listener saw, state reads inside listeners, the state after each
 // step, the order prompt()/continue() and waitForIdle() settled in, and every stream request.
-import { rng, generate, normalize, scheduler, makeStreamFn, makeTools, makeHooks, aborting } from './scenario.mjs';
+import { rng, generate, normalize, scheduler, makeStreamFn, makeTools, makeHooks, aborting, inPlaceHooks } from './scenario.mjs';
 
 const text = (t) => ({ type: 'text', text: t });
 const EVENT_TYPES = ['agent_start', 'turn_start', 'message_start', 'message_update', 'message_end', 'tool_execution_start',
@@ -46,6 +46,7 @@ export function generateConversation(seed) {
     tools: base.tools,
     responses,
     hooks: base.hooks,
+    inPlace: base.inPlace,
     abort: { abortIn: abortable.includes(base.abortIn) ? base.abortIn : undefined, abortThen: base.abortThen },
     options: {
       systemPrompt: r.chance(0.5) ? 'You are terse.' : undefined,
@@ -94,6 +95,9 @@ export async function runConversation(impl, conv) {
       return legacy();
     };
   }
+  // Which context, array and message objects each hook and event carries; and a hook that
+  // changes the live context in place.
+  const identity = inPlaceHooks(hooks, conv.inPlace);
   agent = new impl.Agent({
     initialState: {
       systemPrompt: o.systemPrompt,
@@ -117,7 +121,7 @@ export async function runConversation(impl, conv) {
     ...(conv.hooks.getApiKey !== undefined || conv.abort.abortIn === 'getApiKey' ? { getApiKey: hook('getApiKey', async () => conv.hooks.getApiKey) } : {}),
   });
 
-  const record = { events: [], reads: [], busy: [], order: [], states: [], requests, toolLog };
+  const record = { events: [], reads: [], busy: [], order: [], states: [], requests, toolLog, identities: identity.seen };
   let step = -1;
   const seen = new Map();
   const thrown = new Set();
@@ -150,6 +154,7 @@ export async function runConversation(impl, conv) {
     agent.subscribe(async (event, signal) => {
       if (li === 0) {
         record.events.push({ step, event: normalize(event), aborted: signal.aborted });
+        identity.event(event);
         act(event);
       }
       // Slow by a chain of microtasks: deterministic against the tool scheduler's macrotask

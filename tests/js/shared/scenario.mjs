@@ -145,6 +145,9 @@ export function generate(seed) {
     updateThrows: r.chance(0.05),
     // The stream function fails on its n-th call: a synchronous throw or a rejected Promise.
     streamFails: r.chance(0.05) ? { nth: r.int(3), how: r.pick(['throw', 'reject', 'throwString']) } : undefined,
+    // A hook that changes the live context in place (pi's `currentContext`): the change stays
+    // for later requests.
+    inPlace: r.chance(0.25) ? r.pick(['requestPush', 'nextTurnPush', 'beforePush', 'afterSplice', 'finishSplice', 'finishReplace', 'transformPush']) : undefined,
   };
 }
 
@@ -460,10 +463,12 @@ export async function runScenario(impl, scenario) {
     ...(followUps || scenario.abortIn === 'getFollowUpMessages' ? { getFollowUpMessages: hook('getFollowUpMessages', async () => followUps?.shift() ?? []) } : {}),
   };
   Object.assign(config, makeHooks(h, scenario, abort));
+  const identity = inPlaceHooks(config, scenario.inPlace);
 
   let aborted = false;
   const emit = (event) => {
     events.push(normalize(event));
+    identity.event(event);
     // Synchronously: the throw reaches the tool that called onUpdate (L-106).
     if (scenario.updateThrows && event.type === 'tool_execution_update') throw new Error('listener refused the update');
     return emitLater(event);
@@ -490,8 +495,66 @@ export async function runScenario(impl, scenario) {
     outcome = { rejected: error instanceof Error ? error.message : String(error) };
   }
   const settled = events.length;
+  const identities = identity.seen.slice();
   await clock.stop();
   // Events emitted after the run settled (pi: still-running parallel tools of a rejected
   // run, L-175) are reported apart.
-  return { events: events.slice(0, settled), late: events.slice(settled), requests, outcome, log };
+  return { events: events.slice(0, settled), late: events.slice(settled), requests, outcome, log, identities };
+}
+
+/**
+ * Wraps the hooks of `config` that get the context so that each records which context object
+ * and which `messages` array it got (by first sighting), and, for `inPlace`, changes the
+ * context in place. Also records, for each event, which message objects it carries (the
+ * identities a listener sees). Returns `{ seen, event }`.
+ */
+export function inPlaceHooks(config, inPlace) {
+  const objects = [];
+  const seen = [];
+  const id = (o) => {
+    if (o === null || typeof o !== 'object') return -1;
+    let i = objects.indexOf(o);
+    if (i === -1) i = objects.push(o) - 1;
+    return i;
+  };
+  const note = (timestamp) => ({ role: 'user', content: [text(`in place ${timestamp}`)], timestamp });
+  let changes = 0;
+  const change = (context, what) => {
+    if (inPlace !== what || changes >= 2 || !Array.isArray(context?.messages)) return;
+    changes += 1;
+    if (what.endsWith('Push')) context.messages.push(note(7 + changes));
+    else if (what === 'finishReplace') context.messages = [...context.messages.slice(-2)];
+    else context.messages.splice(0, 1);
+  };
+  const wrap = (name, contextOf, what) => {
+    const inner = config[name];
+    if (inner === undefined && inPlace !== what) return;
+    config[name] = function (...args) {
+      const context = contextOf(args);
+      seen.push(`${name}:${id(context)}:${id(context?.messages)}`);
+      change(context, what);
+      return inner === undefined ? undefined : inner.apply(this, args);
+    };
+  };
+  wrap('prepareRequest', ([r]) => r.context, 'requestPush');
+  wrap('prepareNextTurn', ([t]) => t.context, 'nextTurnPush');
+  wrap('beforeToolCall', ([c]) => c.context, 'beforePush');
+  wrap('afterToolCall', ([c]) => c.context, 'afterSplice');
+  wrap('finishTurn', ([t]) => t.context, inPlace === 'finishReplace' ? 'finishReplace' : 'finishSplice');
+  if (config.transformContext !== undefined || inPlace === 'transformPush') {
+    const inner = config.transformContext;
+    config.transformContext = function (messages, signal) {
+      seen.push(`transformContext:-:${id(messages)}`);
+      if (inPlace === 'transformPush' && changes < 2) {
+        changes += 1;
+        messages.push(note(7 + changes));
+      }
+      return inner === undefined ? messages : inner.call(this, messages, signal);
+    };
+  }
+  const event = (e) => {
+    const carried = [e.message, ...(e.messages ?? []), ...(e.toolResults ?? []), e.result].filter((o) => o !== undefined);
+    if (carried.length > 0) seen.push(`${e.type}:${carried.map(id).join(',')}`);
+  };
+  return { seen, event };
 }
