@@ -417,10 +417,11 @@ pub trait Hooks {
     ) -> Option<HostFuture<'a, Option<Interrupted>>> {
         None
     }
-    /// Brings `context` up to the host's own context object, when hooks may have changed
-    /// that object in place since the last call (pi's hooks get the live `currentContext`,
-    /// whose changes persist). The loop calls it after each hook that was given the context
-    /// and after a turn's tool calls; nothing to do for a host without one.
+    /// Brings `context` and the host's own context object (pi's live `currentContext`, which
+    /// hooks get and may keep) to the same messages and tools: what code holding the object
+    /// changed in it in place comes first, then what the loop appended since the last call.
+    /// The loop calls it after each hook that was given the context and after each message
+    /// it appends; nothing to do for a host without one.
     fn sync_context(&self, context: &mut Context) -> Result<(), Thrown> {
         Ok(())
     }

@@ -24,13 +24,13 @@ fn messages_must_be_arrays_of_role_objects() {
     let e = messages("convertToLlm", json!("nope")).unwrap_err();
     assert_eq!(
         e.message(),
-        "convertToLlm must return an array of messages, got a string"
+        "convertToLlm: expected an array of messages, got a string"
     );
     assert_eq!(e.code(), "invalid_input");
     let e = messages("transformContext", json!([{"role": "user"}, 5])).unwrap_err();
     assert_eq!(
         e.message(),
-        "transformContext returned a message without a string role at index 1"
+        "transformContext: item 1 is not a message (it has no string role)"
     );
 }
 

@@ -7,7 +7,7 @@
 //!
 //! | returned value | pi 1.6.0 | here |
 //! |---|---|---|
-//! | `convertToLlm`/`transformContext`: not an array | sent on to the provider | the run fails: "… must return an array of messages" |
+//! | `convertToLlm`/`transformContext`: not an array | sent on to the provider | the run fails: "…: expected an array of messages" |
 //! | an element without a string `role` | sent on | the run fails, naming the index |
 //! | `getSteeringMessages`/`getFollowUpMessages`: falsy | `|| []` | `[]` |
 //! | the same: a truthy non-array | its `.length` decides, elements injected | the run fails |
@@ -47,15 +47,13 @@ pub fn type_name(v: &Value) -> &'static str {
 
 /// The error for a hook that returned something other than an array of messages.
 pub fn not_an_array(hook: &str, got: &str) -> Error {
-    Error::InvalidInput(format!(
-        "{hook} must return an array of messages, got {got}"
-    ))
+    Error::InvalidInput(format!("{hook}: expected an array of messages, got {got}"))
 }
 
 /// The error for an element that is not a message.
 pub fn not_a_message(hook: &str, index: usize) -> Error {
     Error::InvalidInput(format!(
-        "{hook} returned a message without a string role at index {index}"
+        "{hook}: item {index} is not a message (it has no string role)"
     ))
 }
 

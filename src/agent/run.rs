@@ -265,6 +265,8 @@ async fn announce(
         host.emit(AgentEvent::MessageEnd { message: m.clone() })
             .await?;
         context.messages.push(m.clone());
+        // A hook may have kept the live context: it shows the message now, as pi's push.
+        host.hooks.sync_context(context)?;
         new_messages.push(m);
     }
     Ok(())
@@ -530,13 +532,13 @@ async fn run_loop(
                         prior,
                     )
                     .await?;
-                    // The tool hooks' changes to the context come first, as in pi.
-                    host.hooks.sync_context(&mut context)?;
                     has_more_tool_calls = !batch.terminate;
                     tool_results = batch.messages;
                     // Those delivered before a checkpoint are in the transcript already.
                     let added = tool_results.iter().skip(before);
                     context.messages.extend(added.clone().cloned());
+                    // After what the tool hooks changed in the context, as in pi.
+                    host.hooks.sync_context(&mut context)?;
                     new_messages.extend(added.cloned());
                 }
                 // L-50.

@@ -123,6 +123,7 @@ pub async fn stream_assistant_response(
     let level = config.reasoning.map_or("off", |l| l.as_str());
     let final_message = stream.with_thinking_level(final_message, level);
     context.messages.push(final_message.clone());
+    host.hooks.sync_context(context)?;
     if last_partial.is_none() {
         // L-86: no `start` → one `message_start` with a copy of the final message.
         let copy = Rc::new((*final_message).clone());

@@ -102,7 +102,7 @@ pub struct LiveContext {
     live: JsValue,
     /// The messages of the live array at the last sync.
     mirror: std::cell::RefCell<Vec<AgentMessage>>,
-    /// A hook got the context since the last sync.
+    /// A hook got the context: code may hold it from then on.
     handed_out: std::cell::Cell<bool>,
 }
 
@@ -214,11 +214,8 @@ impl JsHooks {
         }
         match LiveContext::of(c) {
             Some(live) => live.push(&self.table, &c.messages),
-            None => {
-                let o = Object::new();
-                set(&o, "messages", &self.table.array(&c.messages));
-                Ok(o.into())
-            }
+            // (Every context of a run is a live one.)
+            None => Ok(JsValue::UNDEFINED),
         }
     }
 
@@ -542,30 +539,33 @@ impl Hooks for JsHooks {
         let Some(live) = LiveContext::of(c) else {
             return Ok(());
         };
-        if !live.handed_out.replace(false) {
+        if !live.handed_out.get() {
             return Ok(());
         }
         let pulled = self.table.glue().live_pull(&live.live).map_err(thrown)?;
-        let Some(parts) = pulled.dyn_ref::<Array>() else {
-            return Ok(());
-        };
-        let list: Array = parts.get(1).unchecked_into();
-        let known = live.mirror.borrow().len();
-        let k = (parts.get(0).as_f64().unwrap_or(0.0) as usize).min(known);
-        if k < known || list.length() as usize != known {
-            // What the core appended since the last sync (nothing, as the loop calls this
-            // right after the hooks) stays after what the hooks left.
-            let appended = c.messages.split_off(known.min(c.messages.len()));
-            c.messages.truncate(k);
-            for i in k..list.length() as usize {
-                c.messages
-                    .push(message_at(&self.table, "context.messages", &list, i)?);
+        if let Some(parts) = pulled.dyn_ref::<Array>() {
+            let list: Array = parts.get(1).unchecked_into();
+            let known = live.mirror.borrow().len();
+            let k = (parts.get(0).as_f64().unwrap_or(0.0) as usize).min(known);
+            if k < known || list.length() as usize != known {
+                // What the loop appended since the last sync stays after what code holding
+                // the object left.
+                let appended = c.messages.split_off(known.min(c.messages.len()));
+                c.messages.truncate(k);
+                for i in k..list.length() as usize {
+                    c.messages
+                        .push(message_at(&self.table, "context.messages", &list, i)?);
+                }
+                *live.mirror.borrow_mut() = c.messages.clone();
+                c.messages.extend(appended);
             }
-            *live.mirror.borrow_mut() = c.messages.clone();
-            c.messages.extend(appended);
+            if let Some(tools) = parts.get(2).dyn_ref::<Array>() {
+                c.tools = tools_from(&self.table, &self.signal, tools)?;
+            }
         }
-        if let Some(tools) = parts.get(2).dyn_ref::<Array>() {
-            c.tools = tools_from(&self.table, &self.signal, tools)?;
+        // What the loop appended shows in the object now (a frozen array throws, as pi's push).
+        if live.mirror.borrow().len() != c.messages.len() {
+            live.push(&self.table, &c.messages)?;
         }
         Ok(())
     }

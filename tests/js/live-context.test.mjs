@@ -35,9 +35,10 @@ async function run(name, hooks, { turns = 3, tools = [tool('read')] } = {}) {
       ? answer(impl.stream, [{ type: 'toolCall', id: `c${n}`, name: 'read', arguments: {} }], 'toolUse')
       : answer(impl.stream, [{ type: 'text', text: 'done' }], 'stop');
   };
-  const config = { model, convertToLlm: (m) => m.filter((x) => x.role !== 'system'), ...hooks(log) };
+  const { listen, ...rest } = hooks(log);
+  const config = { model, convertToLlm: (m) => m.filter((x) => x.role !== 'system'), ...rest };
   try {
-    const messages = await impl.run([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools }, config, () => {}, undefined, streamFn);
+    const messages = await impl.run([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools }, config, (e) => listen?.(e), undefined, streamFn);
     return { requests, messages: shape(messages), log };
   } catch (error) {
     return { requests, error: error instanceof Error ? error.constructor.name : typeof error, log };
@@ -80,6 +81,18 @@ const SCENARIOS = {
   }),
   'prepareRequest adds a tool to context.tools in place': () => ({
     prepareRequest({ context }) { if (!context.tools.some((t) => t.name === 'late')) context.tools.push(tool('late')); },
+  }),
+  // A listener that kept the context from a hook sees the transcript as it is (outside tester).
+  'a listener pops from the context a hook kept': (log, kept = {}) => ({
+    prepareRequest({ context }) { kept.context = context; },
+    listen(e) { if (e.type === 'turn_end' && kept.context) kept.context.messages.pop(); },
+  }),
+  'a listener pushes into the context a hook kept': (log, kept = {}) => ({
+    prepareRequest({ context }) { kept.context = context; },
+    listen(e) { if (e.type === 'turn_end' && kept.context) kept.context.messages.push(note('from a listener')); },
+  }),
+  'prepareRequest freezes context.messages': () => ({
+    prepareRequest({ context }) { Object.freeze(context.messages); },
   }),
   'a hook sets context.messages to something that is no array': () => ({
     finishTurn(turn) { turn.context.messages = 'gone'; },

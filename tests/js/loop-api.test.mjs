@@ -165,10 +165,10 @@ test('a value that cannot be read rejects with code invalid_input and what readi
 test('hook values of the wrong type fail the run with a clear error (improvement over pi)', async () => {
   await assert.rejects(run([user('go')], { messages: [] }, { convertToLlm: () => 'nope' }, scripted([])), (e) => {
     assert.equal(e.code, 'invalid_input');
-    assert.equal(e.message, 'convertToLlm must return an array of messages, got a string');
+    assert.equal(e.message, 'convertToLlm: expected an array of messages, got a string');
     return true;
   });
-  await assert.rejects(run([user('go')], { messages: [] }, { getSteeringMessages: () => 'junk' }, scripted([])), /getSteeringMessages must return an array/);
+  await assert.rejects(run([user('go')], { messages: [] }, { getSteeringMessages: () => 'junk' }, scripted([])), /getSteeringMessages: expected an array/);
   // Falsy queue results and unknown finishTurn actions are read as pi reads them.
   const ok = await run([user('go')], { messages: [] }, { getSteeringMessages: () => null, finishTurn: () => 'end' }, scripted([A([])]));
   assert.equal(ok.types.at(-1), 'agent_end');
