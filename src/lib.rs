@@ -14,7 +14,8 @@
 //!    decoder, which appends the delta to the partial ([`event::Partial`]) and queues a
 //!    `text_delta` event holding the delta and the same partial.
 //! 3. `agent::turn` hands the event to [`io::EventSink::update`]; `wasm::sink` appends a
-//!    record `[1, index, "delta"]` to the response's JSON batch (`wasm::mirror`).
+//!    record `[TEXT_DELTA, index, "delta"]` to the response's JSON batch (`wasm::mirror`;
+//!    the kinds are `wasm::glue::kind`, the glue's `RECORD_KINDS`).
 //! 4. When the stream would wait for the network again, the turn flushes: the glue
 //!    (`src/js/loop.js`) parses the batch once, appends each delta to the JS partial, builds
 //!    pi's event with `{ ...partial }`, calls the caller's `emit` and awaits it there when
@@ -26,9 +27,9 @@
 //! # The walk of one tool call's arguments (built-in provider)
 //! 1. The API's decoder appends each argument delta to the call's raw text
 //!    (`provider::arguments`) and queues a `toolcall_delta`; nothing is parsed yet.
-//! 2. `wasm::sink` records `[7, index, "delta"]`; the glue appends the delta to the call's
-//!    partial parser (`src/js/streaming-json.js`, the one parser of partial arguments) and
-//!    sets the JS partial's `arguments` from it.
+//! 2. `wasm::sink` records `[TOOLCALL_DELTA, index, "delta"]`; the glue appends the delta
+//!    to the call's partial parser (`src/js/streaming-json.js`, the one parser of partial
+//!    arguments) and sets the JS partial's `arguments` from it.
 //! 3. At the call's end the decoder parses the text once, strictly; the finished block
 //!    crosses in the `toolcall_end` record, and the core validates it (`agent::validate`).
 //! 4. `wasm::tools` hands the arguments to `execute` (converted once), and takes the result
