@@ -174,7 +174,8 @@ export class Agent {
 
   constructor(options) {
     const o = options ?? {};
-    const snapshot = o.restore === undefined ? undefined : readSnapshot(o.restore);
+    // `restore: null` (a session not saved yet, as `JSON.parse(localStorage.getItem(…))` gives it) starts afresh.
+    const snapshot = o.restore === undefined || o.restore === null ? undefined : readSnapshot(o.restore);
     this.#state = createState(snapshot ? restoredState(o.initialState, snapshot) : o.initialState);
     this.convertToLlm = o.convertToLlm ?? defaultConvertToLlm;
     this.transformContext = o.transformContext;
@@ -499,11 +500,13 @@ export class Agent {
     if (refused) throw refused.error;
   }
 
-  /** Queued messages the failed run drained but never sent go back to their queues. */
+  /** Queued messages the failed run drained but never sent go back to their queues; a value
+   * the loop cannot read as a message (the likely cause of the failure) does not, so one bad
+   * `steer()` fails one run, not every run after it. */
   #restoreUnsent(run) {
     const unsent = new Map();
     for (const [queue, message] of run.drained) {
-      if (run.sent?.has(message)) continue;
+      if (run.sent?.has(message) || !isMessage(message)) continue;
       if (!unsent.has(queue)) unsent.set(queue, []);
       unsent.get(queue).push(message);
     }
@@ -583,6 +586,15 @@ export class Agent {
 
 const UNREADABLE = 'The run failed with a thrown value that cannot be read';
 
+
+/** Whether the loop can read `value` as a message: an object with a string `role`, as JSON. */
+function isMessage(value) {
+  try {
+    return value !== null && typeof value === 'object' && typeof value.role === 'string' && JSON.stringify(value) !== undefined;
+  } catch {
+    return false;
+  }
+}
 
 /** An `invalid_input` error about a snapshot given to `restore`. */
 function badSnapshot(what) {

@@ -150,11 +150,11 @@ pub fn context_from_js(
             describe(js)
         ))));
     }
-    let messages = js_messages(
-        table,
-        &format!("{hook}: context.messages"),
-        &read(js, "messages")?,
-    )?;
+    let what = match hook {
+        "context" => "context.messages".to_string(),
+        _ => format!("{hook}: context.messages"),
+    };
+    let messages = js_messages(table, &what, &read(js, "messages")?)?;
     let tools_js = read(js, "tools")?;
     let mut tools: Vec<Rc<dyn Tool>> = Vec::new();
     match items(table, &tools_js, "context.tools")? {
@@ -170,7 +170,8 @@ pub fn context_from_js(
     let live = LiveContext {
         live: table.glue().live_context(js, copy).map_err(thrown)?,
         mirror: std::cell::RefCell::new(if copy { Vec::new() } else { messages.clone() }),
-        handed_out: std::cell::Cell::new(false),
+        // A context a hook returned is held by the hook's code already.
+        handed_out: std::cell::Cell::new(!copy),
     };
     Ok(Context {
         messages,

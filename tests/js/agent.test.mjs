@@ -494,3 +494,20 @@ test('Re-entrancy: listeners, tools and hooks call back into the Agent while the
     await server.close();
   }
 });
+
+test('a value steer() took that is no message fails one run, not every run after it (outside tester, round 2)', async () => {
+  const a = new Agent({ initialState: { model }, streamFn: scripted().fn });
+  a.steer(5);
+  await a.prompt('first');
+  assert.match(a.state.errorMessage ?? '', /item 0 is not a message/);
+  assert.equal(a.hasQueuedMessages(), false, 'the bad value is not put back');
+  await a.prompt('second');
+  assert.equal(a.state.errorMessage, undefined);
+  assert.equal(a.state.messages.at(-1).role, 'assistant');
+  assert.equal(a.state.messages.at(-1).stopReason, 'stop');
+});
+
+test('new Agent({ restore: null }) starts afresh, as for a session never saved', () => {
+  const a = new Agent({ initialState: { model }, restore: null });
+  assert.deepEqual(a.state.messages, []);
+});

@@ -91,6 +91,20 @@ const SCENARIOS = {
     prepareRequest({ context }) { kept.context = context; },
     listen(e) { if (e.type === 'turn_end' && kept.context) kept.context.messages.push(note('from a listener')); },
   }),
+  // A context a hook returns stays live (outside tester, round 2).
+  'prepareRequest returns the context; a listener replaces its last message at message_end': (log, kept = {}) => ({
+    prepareRequest(c) { kept.context ??= c.context; return { context: c.context }; },
+    listen(e) {
+      if (e.type === 'message_end' && e.message.role === 'assistant' && kept.context) {
+        const m = kept.context.messages;
+        m[m.length - 1] = { ...m[m.length - 1], redacted: true };
+      }
+    },
+  }),
+  'prepareNextTurn returns the context; a listener pushes at tool_execution_start': (log, kept = {}) => ({
+    prepareNextTurn(t) { kept.context = t.context; return { context: t.context }; },
+    listen(e) { if (e.type === 'tool_execution_start' && kept.context) kept.context.messages.push(note('pushed')); },
+  }),
   'prepareRequest freezes context.messages': () => ({
     prepareRequest({ context }) { Object.freeze(context.messages); },
   }),
