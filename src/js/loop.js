@@ -759,6 +759,10 @@ export function runAgentLoop(prompts, context, config, emit, signal, streamFn) {
 
 function checkContinue(context) {
   const messages = context?.messages;
+  if (messages != null && !Array.isArray(messages)) {
+    const got = typeof messages === 'object' ? 'an object' : `a ${typeof messages}`;
+    throw invalidInput(`context.messages: expected an array of messages, got ${got}`);
+  }
   if (!Array.isArray(messages) || messages.length === 0) {
     throw codedError('no_messages', 'Cannot continue: no messages in context');
   }

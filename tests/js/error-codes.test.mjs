@@ -106,3 +106,11 @@ test('a restored Agent asked to start a run before resume(): resume_pending', as
   await restored.resume();
   assert.equal(restored.state.messages.at(-1).role, 'assistant');
 });
+
+test('continue with a context.messages that is no array: invalid_input naming it (outside tester, round 2)', async () => {
+  for (const messages of ['abc', 5, { length: 1 }]) {
+    const got = await failure(() => ours.runAgentLoopContinue({ messages }, config, () => {}));
+    assert.equal(got.code, 'invalid_input');
+    assert.match(got.message, /^context\.messages: expected an array of messages, got an? (string|number|object)$/);
+  }
+});
