@@ -360,8 +360,13 @@ pub const AGENT_EVENT_TYPES: [&str; 10] = [
 
 impl AgentEvent {
     pub fn kind(&self) -> &'static str {
+        AGENT_EVENT_TYPES.get(self.index()).copied().unwrap_or("")
+    }
+
+    /// The event's place in [`AGENT_EVENT_TYPES`].
+    pub fn index(&self) -> usize {
         use AgentEvent::*;
-        let i = match self {
+        match self {
             AgentStart => 0,
             TurnStart => 1,
             MessageStart { .. } => 2,
@@ -372,8 +377,7 @@ impl AgentEvent {
             ToolExecutionEnd { .. } => 7,
             TurnEnd { .. } => 8,
             AgentEnd { .. } => 9,
-        };
-        AGENT_EVENT_TYPES.get(i).copied().unwrap_or("")
+        }
     }
 
     /// Reads pi's JSON form of an event; `Err` names what is missing. A `message_update`'s

@@ -361,7 +361,7 @@ export class Agent {
       await this.#lifecycle(
         (signal, config, probe) => {
           const context = { messages, tools: this.#state.tools.slice() };
-          return startRun(2, undefined, context, config, (e) => this.#process(e), signal, this.streamFunction, this.#runOptions(probe, position));
+          return startRun('resume', undefined, context, config, (e) => this.#process(e), signal, this.streamFunction, this.#runOptions(probe, position));
         },
         false,
         undefined,
@@ -410,7 +410,7 @@ export class Agent {
     if (!last || messages.every((m) => m.role === 'system')) throw codedError('no_messages', 'No messages to continue from');
     if (last.role !== 'assistant') {
       await this.#lifecycle((signal, config, probe) =>
-        startRun(1, undefined, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, this.#runOptions(probe)));
+        startRun('continue', undefined, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, this.#runOptions(probe)));
       return;
     }
     const steering = this.#steering.drain();
@@ -429,7 +429,7 @@ export class Agent {
   async #runPrompts(prompts, skipInitialSteeringPoll = false, fromQueue = undefined) {
     await this.#lifecycle(
       (signal, config, probe) =>
-        startRun(0, prompts, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, this.#runOptions(probe)),
+        startRun('prompt', prompts, this.#snapshot(), config, (e) => this.#process(e), signal, this.streamFunction, this.#runOptions(probe)),
       skipInitialSteeringPoll,
       fromQueue,
     );

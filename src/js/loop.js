@@ -260,12 +260,9 @@ function shared(items, own) {
  * sees it); a context a hook returned is taken as it is (pi's `currentContext = update.context`).
  */
 function liveContext(context, copy) {
-  if (copy) {
-    const own = { ...context, messages: [] };
-    return { context: own, messages: own.messages, items: [], tools: own.tools, toolItems: items(own.tools, 'context.tools') };
-  }
-  const list = items(context.messages, 'context.messages') ?? [];
-  return { context, messages: context.messages, items: list, tools: context.tools, toolItems: items(context.tools, 'context.tools') };
+  const own = copy ? { ...context, messages: [] } : context;
+  const list = copy ? [] : items(own.messages, 'context.messages') ?? [];
+  return { context: own, messages: own.messages, items: list, tools: own.tools, toolItems: items(own.tools, 'context.tools') };
 }
 
 /** Appends the run's objects at `places` to the live `messages`, as pi's pushes do, after
@@ -288,9 +285,7 @@ function livePush(live, keep, objects, places) {
 
 /** Whether `list` is the array `array` still holding `own`'s items. */
 function unchanged(list, array, own) {
-  if (list !== array || !Array.isArray(list) || list.length !== own.length) return false;
-  for (let i = 0; i < own.length; i++) if (list[i] !== own[i]) return false;
-  return true;
+  return list === array && Array.isArray(list) && list.length === own.length && shared(list, own) === own.length;
 }
 
 /** Whether `value` is the live `messages`, unchanged since the last sync. */
@@ -310,9 +305,7 @@ function livePull(live) {
   if (!unchanged(messages, live.messages, live.items)) {
     const list = items(messages, 'context.messages');
     if (list === undefined) throw invalidInput('a hook set context.messages to something that is not an array');
-    const own = live.items;
-    k = 0;
-    while (k < list.length && k < own.length && list[k] === own[k]) k++;
+    k = shared(list, live.items);
     live.messages = messages;
     live.items = list;
     changed = true;
@@ -665,13 +658,10 @@ function checkpointing(emit, onCheckpoint, transcript, position) {
 
 /**
  * One run of the loop in wasm; should the engine crash under it, the run is ended from the
- * events it emitted (crash.js). `mode`: 0 a prompt, 1 a continuation, 2 a resumption from
+ * events it emitted (crash.js). `mode`: `'prompt'`, `'continue'`, or `'resume'` from
  * `position`. `probe`, when given, gets `probe.position`: the run's position now.
  * `checkpoint`, when given, is awaited before each tool's `execute`.
  */
-/** `startRun`'s modes, as `runLoop` names them. */
-const MODES = ['prompt', 'continue', 'resume'];
-
 export function startRun(mode, prompts, context, config, emit, signal, streamFn, { position, probe, checkpoint } = {}) {
   const id = (lastRunId = (lastRunId + 1) % 2 ** 32);
   let wasmNow;
@@ -697,19 +687,19 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
     sink = wrapped.emit;
     beforeExecute = wrapped.checkpoint;
   }
-  const watched = watchRun(sink, mode === 2 ? resumedRun(context.messages, position) : undefined);
+  const watched = watchRun(sink, mode === 'resume' ? resumedRun(context.messages, position) : undefined);
   return guarded(
     (wasm) => {
       wasmNow = wasm;
       // One object: the keys are the getters of glue.rs `RunOptions`.
-      return wasm.runLoop(GLUE, { mode: MODES[mode], prompts, context, config, emit: watched.emit, signal, streamFn: resolveStreamFn(streamFn), position, id, checkpoint: beforeExecute });
+      return wasm.runLoop(GLUE, { mode, prompts, context, config, emit: watched.emit, signal, streamFn: resolveStreamFn(streamFn), position, id, checkpoint: beforeExecute });
     },
     (crash) => watched.close(crashText(crash), config),
   );
 }
 
 function run(prompts, context, config, emit, signal, streamFn, isContinue) {
-  return startRun(isContinue ? 1 : 0, prompts, context, config, emit, signal, streamFn);
+  return startRun(isContinue ? 'continue' : 'prompt', prompts, context, config, emit, signal, streamFn);
 }
 
 /** What crash.js needs to know of a resumed run: it had started, its messages so far, and
@@ -746,7 +736,7 @@ function readCheckpoint(checkpoint) {
 export async function runAgentLoopResume(checkpoint, context, config, emit, signal, streamFn) {
   const { transcript, position } = readCheckpoint(checkpoint);
   const ctx = { ...context, messages: transcript };
-  return startRun(2, undefined, ctx, config, emit, signal, streamFn, { position });
+  return startRun('resume', undefined, ctx, config, emit, signal, streamFn, { position });
 }
 
 export function agentLoopResume(checkpoint, context, config, signal, streamFn) {

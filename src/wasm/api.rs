@@ -34,22 +34,6 @@ fn updater(glue: &Glue, emit: &Function, inner: bool, signal: &JsValue) -> JsRes
         .map_err(|_| invalid("internal glue function updater failed"))
 }
 
-/// The built-in stream function over `config` (the loop config, or the options of a direct
-/// call), with the glue functions it calls.
-fn builtin_stream(
-    config: JsValue,
-    signal: JsSignal,
-    updates: super::mirror::UpdateCell,
-    table: Rc<Table>,
-) -> BuiltinStreamFn {
-    BuiltinStreamFn {
-        config,
-        signal,
-        updates,
-        table,
-    }
-}
-
 /// The loop's own reading of `AgentLoopConfig` (L-39). A throwing getter or Proxy trap
 /// rejects with what it threw.
 fn loop_config(config: &JsValue, table: &Table) -> JsResult<LoopConfig> {
@@ -163,12 +147,12 @@ pub async fn run_loop(glue: Glue, run: RunOptions) -> JsResult<JsValue> {
     };
     let updates = super::mirror::UpdateCell::default();
     let builtin = if stream_fn.as_string().as_deref() == Some("builtin") {
-        Some(builtin_stream(
-            config.clone(),
-            JsSignal(signal.clone()),
-            updates.clone(),
-            table.clone(),
-        ))
+        Some(BuiltinStreamFn {
+            config: config.clone(),
+            signal: JsSignal(signal.clone()),
+            updates: updates.clone(),
+            table: table.clone(),
+        })
     } else {
         None
     };
@@ -337,12 +321,12 @@ pub async fn stream_once(
         Object::new().into()
     };
     // Not seeded at `start` here: the start event below seeds the sink's own cell.
-    let builtin = builtin_stream(
-        options.clone(),
-        JsSignal(get(&options, "signal")),
-        Default::default(),
-        table.clone(),
-    );
+    let builtin = BuiltinStreamFn {
+        config: options.clone(),
+        signal: JsSignal(get(&options, "signal")),
+        updates: Default::default(),
+        table: table.clone(),
+    };
     let sink = JsSink {
         apply_update: updater(&glue, &push, true, &JsValue::UNDEFINED)?,
         emit: push.clone(),

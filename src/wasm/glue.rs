@@ -2,13 +2,11 @@
 //! method of [`Glue`] (the glue's `GLUE` object) or of the glue's [`Response`], bound here
 //! once. A call is one crossing (no lookup by name, no `Reflect.apply`), and a throw is
 //! `Err` with what was thrown. tests/contract.rs checks that `GLUE` holds each method named
-//! here, and that the event and record kinds below are the glue's.
+//! here, and that the record kinds below and the event kinds (`event::AGENT_EVENT_TYPES`,
+//! by `AgentEvent::index`) are the glue's.
 
 use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
-
-/// The core's event types, by the index [`Glue::emit_event`] passes (glue `EVENT_TYPES`).
-pub use crate::event::AGENT_EVENT_TYPES as EVENT_TYPES;
 
 /// The kinds of the records that edit the JS copy of a built-in response, by the index the
 /// glue's `RECORD_KINDS` gives each (its name in lower case): the nine update types, each

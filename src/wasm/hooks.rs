@@ -239,12 +239,12 @@ impl JsHooks {
         );
         set(&o, "toolCall", &self.table.to_js(call.tool_call));
         set(&o, "args", &self.table.to_js(call.args));
-        match self.context_js(call.context) {
-            Ok(c) => set(&o, "context", &c),
-            Err(e) => return Some(Box::pin(async { Err(e) })),
-        }
-        extra(&o);
-        self.hook(name, vec![o.into(), self.signal.clone()])
+        let args = self.context_js(call.context).map(|c| {
+            set(&o, "context", &c);
+            extra(&o);
+            vec![o.into(), self.signal.clone()]
+        });
+        self.hook(name, args)
     }
 
     fn turn_js(&self, t: &TurnContext) -> Result<JsValue, Thrown> {
@@ -276,17 +276,19 @@ impl JsHooks {
 
     /// `config[name](...args)` awaited, or `None` when the hook is not configured. A
     /// throwing read of the hook is the hook throwing.
+    /// Arguments that could not be built (a throwing trap of the live context) reject as
+    /// the hook would.
     fn hook<'a>(
         &'a self,
         name: &'static str,
-        args: Vec<JsValue>,
+        args: Result<Vec<JsValue>, Thrown>,
     ) -> Option<HostFuture<'a, JsValue>> {
-        let returned = match self.hook_fn(name) {
-            Ok(f) => {
+        let returned = match args.map(|args| (args, self.hook_fn(name))) {
+            Ok((args, Ok(f))) => {
                 let refs: Vec<&JsValue> = args.iter().collect();
                 call_with(&f?, &self.config, &refs)
             }
-            Err(e) => Err(e),
+            Ok((_, Err(e))) | Err(e) => Err(e),
         };
         // As pi's `await hook(…)`: a value that is no thenable settles a task-queue turn later.
         Some(Box::pin(async move { super::js::awaited(returned).await }))
@@ -343,13 +345,13 @@ impl Hooks for JsHooks {
         // pi's `transformContext(context.messages)`: the live array itself.
         let live = LiveContext::of(context).filter(|_| self.fixed_context.is_none());
         let messages = match &live {
-            Some(l) => match l.push(&self.table, &context.messages) {
-                Ok(_) => super::js::get(&l.live, "messages"),
-                Err(e) => return Some(Box::pin(async { Err(e) })),
-            },
-            None => self.table.array(&context.messages).into(),
+            Some(l) => l
+                .push(&self.table, &context.messages)
+                .map(|_| super::js::get(&l.live, "messages")),
+            None => Ok(self.table.array(&context.messages).into()),
         };
-        let f = self.hook("transformContext", vec![messages, self.signal.clone()])?;
+        let args = messages.map(|m| vec![m, self.signal.clone()]);
+        let f = self.hook("transformContext", args)?;
         Some(Box::pin(async move {
             let v = f.await?;
             // The live array given back as it was: the transcript the core holds.
@@ -363,7 +365,7 @@ impl Hooks for JsHooks {
     }
 
     fn get_api_key<'a>(&'a self, provider: &'a str) -> Option<HostFuture<'a, Option<String>>> {
-        let f = self.hook("getApiKey", vec![JsValue::from_str(provider)])?;
+        let f = self.hook("getApiKey", Ok(vec![JsValue::from_str(provider)]))?;
         Some(Box::pin(async move {
             let v = f.await?;
             Ok(v.as_string().filter(|s| !s.is_empty()))
@@ -377,11 +379,7 @@ impl Hooks for JsHooks {
         if !self.has("prepareNextTurn") {
             return None;
         }
-        let turn = match self.turn_js(&turn) {
-            Ok(t) => t,
-            Err(e) => return Some(Box::pin(async { Err(e) })),
-        };
-        let f = self.hook("prepareNextTurn", vec![turn])?;
+        let f = self.hook("prepareNextTurn", self.turn_js(&turn).map(|t| vec![t]))?;
         Some(Box::pin(async move {
             let v = f.await?;
             if !v.is_object() {
@@ -408,18 +406,18 @@ impl Hooks for JsHooks {
         if !self.has("prepareRequest") {
             return None;
         }
-        let o = Object::new();
-        match self.context_js(request.context) {
-            Ok(c) => set(&o, "context", &c),
-            Err(e) => return Some(Box::pin(async { Err(e) })),
-        }
-        set(&o, "model", &self.table.to_js(request.model));
-        set(
-            &o,
-            "thinkingLevel",
-            &JsValue::from_str(request.thinking_level.as_str()),
-        );
-        let f = self.hook("prepareRequest", vec![o.into(), self.signal.clone()])?;
+        let args = self.context_js(request.context).map(|c| {
+            let o = Object::new();
+            set(&o, "context", &c);
+            set(&o, "model", &self.table.to_js(request.model));
+            set(
+                &o,
+                "thinkingLevel",
+                &JsValue::from_str(request.thinking_level.as_str()),
+            );
+            vec![o.into(), self.signal.clone()]
+        });
+        let f = self.hook("prepareRequest", args)?;
         Some(Box::pin(async move {
             let v = f.await?;
             if !v.is_object() {
@@ -441,11 +439,8 @@ impl Hooks for JsHooks {
         if !self.has("finishTurn") {
             return None;
         }
-        let turn = match self.turn_js(&turn) {
-            Ok(t) => t,
-            Err(e) => return Some(Box::pin(async { Err(e) })),
-        };
-        let f = self.hook("finishTurn", vec![turn, self.signal.clone()])?;
+        let args = self.turn_js(&turn).map(|t| vec![t, self.signal.clone()]);
+        let f = self.hook("finishTurn", args)?;
         Some(Box::pin(async move {
             let v = f.await?;
             let action = read(&v, "action")?.as_string();
@@ -572,14 +567,14 @@ impl Hooks for JsHooks {
     }
 
     fn get_steering_messages(&self) -> Option<HostFuture<'_, Vec<AgentMessage>>> {
-        let f = self.hook("getSteeringMessages", Vec::new())?;
+        let f = self.hook("getSteeringMessages", Ok(Vec::new()))?;
         Some(Box::pin(async move {
             queued(&self.table, "getSteeringMessages", f.await?)
         }))
     }
 
     fn get_follow_up_messages(&self) -> Option<HostFuture<'_, Vec<AgentMessage>>> {
-        let f = self.hook("getFollowUpMessages", Vec::new())?;
+        let f = self.hook("getFollowUpMessages", Ok(Vec::new()))?;
         Some(Box::pin(async move {
             queued(&self.table, "getFollowUpMessages", f.await?)
         }))

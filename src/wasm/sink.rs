@@ -37,10 +37,7 @@ fn deliver(t: &Table, emit: &Function, event: &AgentEvent) -> Result<JsValue, Th
     use super::js::js_str;
     let u = JsValue::UNDEFINED;
     let glue = t.glue();
-    let kind = super::glue::EVENT_TYPES
-        .iter()
-        .position(|k| *k == event.kind())
-        .unwrap_or(0) as u32;
+    let kind = event.index() as u32;
     let call = |a: &JsValue, b: &JsValue, c: &JsValue, d: &JsValue, e: &JsValue| {
         glue.emit_event(emit, kind, a, b, c, d, e)
             .map_err(super::js::thrown)
