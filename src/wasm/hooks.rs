@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::error::{rejected, rejected_unreadable};
-use super::js::{call_with, describe, key, read, set, settle, thrown, to_json};
+use super::js::{call_with, describe, is_array, key, read, set, settle, thrown, to_json};
 use super::table::Table;
 use super::tools::JsTool;
 use crate::agent::hook_values;
@@ -67,11 +67,12 @@ fn message_at(table: &Table, hook: &str, arr: &Array, i: usize) -> Result<AgentM
     Ok(rc)
 }
 
-/// A message `hook` gave that the run has not seen. A tool result's `content` and `details`
-/// stay the caller's objects, unread, as when the tool returned them (one owner per value): a
-/// value JSON cannot hold there passes through, as in pi. Any other message, or any in a
-/// checkpointed run (its checkpoints are JSON), is read whole; one that cannot be (a getter
-/// that throws, a BigInt) is an `invalid_input` error naming it.
+/// A message `hook` gave that the run has not seen. Its members that are no JSON primitive
+/// (`content`, `details`, `usage`, an app's own fields) stay the caller's objects, unread
+/// until the core looks into them (one owner per value): a value JSON cannot hold there
+/// passes through, as in pi. In a checkpointed run (its checkpoints are JSON) a message is
+/// read whole; one that cannot be (a getter that throws, a BigInt) is an `invalid_input`
+/// error naming it.
 fn new_message(table: &Table, hook: &str, i: usize, m: JsValue) -> Result<AgentMessage, Thrown> {
     if !m.is_object() {
         return Err(rejected(hook_values::not_a_message(hook, i)));
@@ -83,9 +84,13 @@ fn new_message(table: &Table, hook: &str, i: usize, m: JsValue) -> Result<AgentM
         Err(e) if !matches!(hook, "convertToLlm" | "transformContext") => return Err(e),
         r => r.unwrap_or_default(),
     };
-    let tool_result = role == key("toolResult");
-    if tool_result && !table.json_results() {
-        if let Ok(rc) = table.split(&m, "a tool result") {
+    if !table.json_results() && !is_array(&m) {
+        let what = if role == key("toolResult") {
+            "a tool result"
+        } else {
+            "a message"
+        };
+        if let Ok(rc) = table.split(&m, what) {
             table.register_pair(rc.clone(), m);
             return Ok(rc);
         }
@@ -124,7 +129,9 @@ impl LiveContext {
             .glue()
             .live_push(&self.live, keep as u32, table.objects(), &places)
             .map_err(thrown)?;
-        *self.mirror.borrow_mut() = messages.to_vec();
+        let mut mirror = self.mirror.borrow_mut();
+        mirror.truncate(keep);
+        mirror.extend_from_slice(messages.get(keep..).unwrap_or_default());
         self.handed_out.set(true);
         Ok(js)
     }

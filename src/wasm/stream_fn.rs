@@ -106,8 +106,18 @@ impl AssistantStream for JsResponse {
             if r.is_undefined() {
                 return Ok(None);
             }
-            // The provider's live partial object often is the final message: read it now.
             let what = "the stream's result";
+            // Its members that are no JSON primitive (`content`, `usage`) stay the stream's
+            // objects (one owner per value); `content` is read now, for the tool calls.
+            if !self.table.json_results() && r.is_object() && !super::js::is_array(&r) {
+                if let Ok(m) = self.table.split(&r, what) {
+                    if m.get_raw("content").and_then(Value::host_error).is_none() {
+                        self.final_js = Some(r);
+                        return Ok(Some(m));
+                    }
+                }
+            }
+            // The provider's live partial object often is the final message: read it now.
             let m = match self.table.snapshot(&r, what) {
                 Ok(m) => m,
                 // Tool calls whose arguments are not JSON (a BigInt, a cycle, a throwing

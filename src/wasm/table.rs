@@ -301,7 +301,11 @@ impl Table {
             }
             match lists.get_mut(slot) {
                 Some(entry) => {
-                    entry.0 = items.to_vec();
+                    // Its first `keep` items are `items`' already: only the rest changes.
+                    entry.0.truncate(keep);
+                    entry
+                        .0
+                        .extend_from_slice(items.get(keep..).unwrap_or_default());
                     entry.1.clone()
                 }
                 None => js_sys::Array::new(),

@@ -455,9 +455,26 @@ test('defect 7: a value deeper than the limit is refused naming the limit where 
   assert.equal(result.toolResult.isError, false);
   assert.equal(depthOf(result.toolResult.details), MAX_DEPTH + 1);
   await normalRunWorks();
-  // A prompt and a schema: the run rejects with an Error that names what and the limit.
-  await assert.rejects(run('ours', { prompt: [{ type: 'text', text: 'x', extra: tooDeep }] }), new RegExp(`cannot be read as JSON: JSON nested deeper than ${MAX_DEPTH} levels`));
+  // A prompt's content is never read for a JS stream function either: it reaches it as the
+  // caller's own object, as in pi (issue 32). A built-in provider reads it for the request,
+  // which then fails naming the limit.
+  const prompt = [{ type: 'text', text: 'x', extra: tooDeep }];
+  let got;
+  const streamFn = (_model, context) => {
+    got = context.messages[0].content;
+    return scripted(ours.createAssistantMessageEventStream, [A([{ type: 'text', text: 'fine' }])])(_model, context);
+  };
+  const end = await ours.runAgentLoop([{ role: 'user', content: prompt, timestamp: 1 }], { messages: [], tools: [] }, { model: { id: 'm', api: 'a', provider: 'p' }, convertToLlm: (m) => m }, () => {}, undefined, streamFn);
+  assert.equal(got, prompt, 'the very array');
+  assert.equal(end.at(-1).content[0].text, 'fine');
+  {
+    const { model, bodies } = await chatServer([textSse('never')]);
+    const messages = await ours.runAgentLoop([{ role: 'user', content: prompt, timestamp: 1 }], { messages: [], tools: [] }, { model, apiKey: 'sk-local', convertToLlm: (m) => m }, () => {});
+    assert.equal(bodies.length, 0, 'no request is sent');
+    assert.match(messages.at(-1).errorMessage, new RegExp(`a message cannot be read as JSON: JSON nested deeper than ${MAX_DEPTH} levels`));
+  }
   await normalRunWorks();
+  // A schema: the run rejects with an Error that names what and the limit.
   await assert.rejects(run('ours', { parameters: { type: 'object', properties: { a: { const: tooDeep } } } }), new RegExp(`parameters of tool t cannot be read as JSON: JSON nested deeper than ${MAX_DEPTH}`));
   await normalRunWorks();
   // A tool result's content is read when a built-in provider's request is built: too deep

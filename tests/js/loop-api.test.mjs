@@ -147,9 +147,16 @@ test('a value that cannot be read rejects with code invalid_input and what readi
     assert.equal(e.cause, thrown);
     return true;
   });
-  // A BigInt: the cause is JSON.stringify's own TypeError.
-  const big = { role: 'user', timestamp: 1, content: 'x', n: 1n };
-  await assert.rejects(run([big], { messages: [] }, {}, scripted([A([])])), (e) => {
+  // A BigInt in a field the loop never reads passes through as the caller's own value, as in
+  // pi (issue 32: one owner per value); in a checkpointed run, whose checkpoints are JSON, the
+  // run rejects and the cause is JSON.stringify's own TypeError.
+  const big = { role: 'user', timestamp: 1, content: 'x', n: 1n, extra: { m: 2n } };
+  let seen;
+  const passes = await run([big], { messages: [] }, {}, (model, context, options) => { seen = context.messages[0]; return scripted([A([])])(model, context, options); });
+  assert.equal(passes.types.at(-1), 'agent_end');
+  assert.equal(seen.n, 1n);
+  assert.equal(seen.extra, big.extra);
+  await assert.rejects(run([big], { messages: [] }, { onCheckpoint: () => {} }, scripted([A([])])), (e) => {
     assert.equal(e.code, 'invalid_input');
     assert.ok(e.cause instanceof TypeError, String(e.cause));
     return true;

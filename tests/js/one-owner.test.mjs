@@ -140,16 +140,24 @@ test('a transcript message whose `role` getter throws rejects with what it threw
   }
 });
 
-test('a JS stream\'s final message JSON cannot hold rejects the run with invalid_input, the reading\'s error as its cause (outside tester, finding 6)', async () => {
-  const streamFn = () => {
-    const s = IMPLS.ours.stream();
-    const message = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage: { ...usage, input: 5n }, content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 1 };
+test('a JS stream\'s final message passes a value JSON cannot hold through, as pi; a checkpointed run rejects with invalid_input, the reading\'s error as its cause (outside tester, finding 6; issue 32)', async () => {
+  const usage5n = { ...usage, input: 5n };
+  const streamFn = (impl) => () => {
+    const s = IMPLS[impl].stream();
+    const message = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage: usage5n, content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 1 };
     s.push({ type: 'start', partial: message });
     s.push({ type: 'done', reason: 'stop', message });
     return s;
   };
+  for (const impl of ['ours', 'pi']) {
+    const core = impl === 'ours' ? ours : pi;
+    const ends = [];
+    const messages = await core.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model, convertToLlm: (m) => m }, (e) => { if (e.type === 'message_end') ends.push(e.message); }, undefined, streamFn(impl));
+    assert.equal(messages.at(-1).usage, usage5n, `${impl}: the stream's own usage object`);
+    assert.equal(ends.at(-1), messages.at(-1), `${impl}: message_end carries the transcript's object`);
+  }
   await assert.rejects(
-    ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model, convertToLlm: (m) => m }, () => {}, undefined, streamFn),
+    ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model, convertToLlm: (m) => m, onCheckpoint: () => {} }, () => {}, undefined, streamFn('ours')),
     (e) => e.code === 'invalid_input' && /^the stream's result cannot be converted to JSON: /.test(e.message) && e.cause instanceof TypeError,
   );
 });
