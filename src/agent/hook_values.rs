@@ -128,9 +128,11 @@ pub fn after_tool_call(v: &Value) -> Option<AfterToolCallResult> {
     if !v.is_object() {
         return None;
     }
-    let field = |k: &str| present(v.get(k)).cloned();
+    // Raw: a value the host kept (the hook's own `content` array) is taken as it is.
+    let field = |k: &str| present(v.get_raw(k)).cloned();
     Some(AfterToolCallResult {
-        content: field("content").filter(Value::is_array),
+        // An array, or a kept value that cannot be read as JSON (passed on, as pi does).
+        content: field("content").filter(|c| c.is_array() || c.host_error().is_some()),
         details: field("details"),
         usage: field("usage"),
         terminate: field("terminate"),

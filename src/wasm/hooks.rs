@@ -528,8 +528,14 @@ impl Hooks for JsHooks {
         })?;
         Some(Box::pin(async move {
             let v = self.table.view(&f.await?, super::tools::RESULT_FIELDS)?;
-            let json = json_of(&v, "afterToolCall's result")?;
-            Ok(hook_values::after_tool_call(&json))
+            // The hook's `content` and `details` stay its own objects, unread (one owner per
+            // value), except in a checkpointed run, whose checkpoints are JSON.
+            let read = if !self.table.json_results() && v.is_object() && !is_array(&v) {
+                self.table.split(&v, "afterToolCall's result")?
+            } else {
+                Rc::new(json_of(&v, "afterToolCall's result")?)
+            };
+            Ok(hook_values::after_tool_call(&read))
         }))
     }
 

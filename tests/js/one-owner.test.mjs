@@ -161,3 +161,34 @@ test('a JS stream\'s final message passes a value JSON cannot hold through, as p
     (e) => e.code === 'invalid_input' && /^the stream's result cannot be converted to JSON: /.test(e.message) && e.cause instanceof TypeError,
   );
 });
+
+test('what afterToolCall returns stays the hook\'s own objects: its content and details, a Map, a BigInt, or the result it got, as pi (L-108, issue 32)', async () => {
+  const cases = {
+    'new objects': ({ result }) => ({ content: [{ type: 'text', text: 'changed' }], details: { when: new Map([['a', 1]]), n: 5n } }),
+    'the result it got': ({ result }) => ({ content: result.content, details: result.details }),
+    'details alone': () => ({ details: new Date(0) }),
+  };
+  for (const [label, hook] of Object.entries(cases)) {
+    const seen = {};
+    for (const name of ['pi', 'ours']) {
+      const impl = IMPLS[name];
+      const toolReturned = { content: [{ type: 'text', text: 'file body' }], details: { size: 1 } };
+      let hookReturned;
+      let calls = 0;
+      const streamFn = () => (calls++ === 0
+        ? answer(impl.stream, [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'a' } }], 'toolUse')
+        : answer(impl.stream, [{ type: 'text', text: 'done' }], 'stop'));
+      const tool = { name: 'read', label: 'read', description: 'read', parameters: { type: 'object' }, execute: async () => toolReturned };
+      const afterToolCall = async (ctx) => (hookReturned = hook(ctx));
+      const messages = await impl.run([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] },
+        { model, convertToLlm: (m) => m, afterToolCall }, () => {}, undefined, streamFn);
+      const message = messages.find((m) => m.role === 'toolResult');
+      const content = hookReturned.content ?? toolReturned.content;
+      const details = 'details' in hookReturned ? hookReturned.details : toolReturned.details;
+      seen[name] = [message.content === content, message.details === details, message.content === toolReturned.content];
+      assert.equal(message.content, content, `${label}, ${name}: the content object`);
+      assert.equal(message.details, details, `${label}, ${name}: the details object`);
+    }
+    assert.deepEqual(seen.ours, seen.pi, label);
+  }
+});
