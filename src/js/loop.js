@@ -134,24 +134,33 @@ function copyWith(object, key, value) {
 }
 
 /**
- * The final message of a JS stream when it is not JSON: a copy in which each tool call
- * whose arguments are not JSON (a BigInt, a cycle, a getter that throws) carries the reason
- * in `argumentsError`, so that call gets an error result (pi's validation copies the
- * arguments and fails such a call alone). `undefined` when no tool call is the cause.
+ * The final message of a JS stream whose `content` is not JSON: a copy for the core to read,
+ * in which each block JSON cannot hold (a BigInt, a cycle, a getter that throws) is replaced.
+ * A tool call keeps its id and name and carries the reason in `argumentsError` when its
+ * arguments are the cause, so that call alone gets an error result (pi's validation copies
+ * the arguments and fails such a call alone); any other block keeps only its `type` (the
+ * loop reads no other block, and listeners get the stream's own objects). `undefined` when
+ * no block is the cause.
  */
 function jsonArguments(message) {
   const content = message?.content;
   if (!Array.isArray(content)) return undefined;
+  const json = (value) => {
+    try {
+      JSON.stringify(value);
+    } catch (error) {
+      return describeError(error);
+    }
+  };
   let marked = false;
   const blocks = content.map((block) => {
-    if (block?.type !== 'toolCall') return block;
-    try {
-      JSON.stringify(block.arguments);
-      return block;
-    } catch (error) {
-      marked = true;
-      return { ...block, arguments: {}, argumentsError: `the arguments are not JSON (${describeError(error)})` };
-    }
+    if (json(block) === undefined) return block;
+    marked = true;
+    if (block?.type !== 'toolCall') return { type: block?.type };
+    const why = json(block.arguments);
+    const call = { type: 'toolCall', id: block.id, name: block.name, arguments: why === undefined ? block.arguments : {} };
+    if (why !== undefined) call.argumentsError = `the arguments are not JSON (${why})`;
+    return call;
   });
   return marked ? { ...message, content: blocks } : undefined;
 }

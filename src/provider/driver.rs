@@ -566,11 +566,19 @@ pub async fn open(
     // A value the host kept (a tool result's `content`) is read as JSON here, once: one that
     // cannot be (a BigInt, a cycle) fails the request, as pi's JSON.stringify of the body.
     // Only `content` is sent of what the host keeps (a tool result's `details` is not).
-    let unreadable = messages
-        .iter()
-        .find_map(|m| m.get_raw("content").and_then(Value::host_error));
+    // A message of the model's roles whose `content` is neither text nor a list of blocks
+    // (a Map, a number) fails the request naming it, where pi-ai's builders throw a TypeError.
+    let unreadable = messages.iter().enumerate().find_map(|(i, m)| {
+        if let Some(why) = m.get_raw("content").and_then(Value::host_error) {
+            return Some(why.to_string());
+        }
+        let role = crate::message::role(m).unwrap_or_default();
+        let listed = matches!(m.get("content"), Some(Value::String(_) | Value::Array(_)));
+        (!listed && matches!(role, "user" | "assistant" | "toolResult"))
+            .then(|| format!("message {i} ({role}) has no content string or array"))
+    });
     if let Some(why) = unreadable {
-        return Ok(response(api_key, None).failed(why));
+        return Ok(response(api_key, None).failed(&why));
     }
     let (mut params, betas) =
         match build_request(api, model, &messages, &options, config, &key, now) {

@@ -11,8 +11,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::glue::Response;
-use super::js::{from_json, set, settle, thrown, to_json};
+use super::js::{from_json, set, settle, thrown};
 use super::table::Table;
+use crate::error::Thrown;
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::io::{AssistantStream, HostFuture, LlmContext, StreamFn, StreamOptions};
 use crate::message::{AgentMessage, StopReason};
@@ -108,32 +109,38 @@ impl AssistantStream for JsResponse {
             }
             let what = "the stream's result";
             // Its members that are no JSON primitive (`content`, `usage`) stay the stream's
-            // objects (one owner per value); `content` is read now, for the tool calls.
-            if !self.table.json_results() && r.is_object() && !super::js::is_array(&r) {
-                if let Ok(m) = self.table.split(&r, what) {
-                    if m.get_raw("content").and_then(Value::host_error).is_none() {
-                        self.final_js = Some(r);
-                        return Ok(Some(m));
-                    }
+            // objects (one owner per value), read as JSON only in a checkpointed run; the
+            // provider's live partial often is the final message, so `content` is read now.
+            let keep = !self.table.json_results() && r.is_object() && !super::js::is_array(&r);
+            let read = |v: &JsValue| {
+                if !keep {
+                    return self.table.snapshot(v, what).ok();
                 }
-            }
-            // The provider's live partial object often is the final message: read it now.
-            let m = match self.table.snapshot(&r, what) {
-                Ok(m) => m,
-                // Tool calls whose arguments are not JSON (a BigInt, a cycle, a throwing
-                // getter) each get an error result, as pi's validation gives one, instead
-                // of failing the run; the message itself stays the caller's object.
-                Err(e) => match self.table.glue().json_arguments(&r).map_err(thrown)? {
-                    marked if marked.is_object() => Rc::new(
-                        to_json(&marked, what)
-                            .map_err(super::error::rejected_unreadable)?
-                            .unwrap_or(Value::Null),
-                    ),
-                    // An `invalid_input` error naming it, with what reading it threw.
-                    _ => return Err(super::error::rejected_unreadable(e)),
-                },
+                let m = self.table.split(v, what).ok()?;
+                let content = m.get_raw("content").and_then(Value::host_error);
+                content.is_none().then_some(m)
             };
-            self.final_js = Some(r);
+            // Content blocks JSON cannot hold (a BigInt, a cycle, a throwing getter) are read
+            // from the glue's marked copy: a tool call among them gets an error result, as
+            // pi's validation gives one, instead of failing the run. Listeners still get the
+            // stream's own objects.
+            let m = match read(&r) {
+                Some(m) => m,
+                None => match self.table.glue().json_arguments(&r).map_err(thrown)? {
+                    marked if marked.is_object() => read(&marked),
+                    _ => None,
+                }
+                .ok_or_else(|| match self.table.snapshot(&r, what) {
+                    // An `invalid_input` error naming it, with what reading it threw.
+                    Err(e) => super::error::rejected_unreadable(e),
+                    Ok(_) => Thrown::new(what),
+                })?,
+            };
+            // Only a message object is copied with its `thinkingLevel` (a result that is
+            // none is replaced by an error message the core makes).
+            if m.is_object() {
+                self.final_js = Some(r);
+            }
             Ok(Some(m))
         })
     }

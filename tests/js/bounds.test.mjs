@@ -503,3 +503,17 @@ function depthOf(value) {
   }
   return max;
 }
+
+test('a built-in provider fails the request naming a message whose content is neither text nor a list (a Map, an object, a number, null), where it sent no message at all; the next run works (outside tester, round 3)', async () => {
+  for (const content of [new Map(), { text: 'x' }, 5, null]) {
+    const { model, bodies } = await chatServer([textSse('never')]);
+    const agent = new ours.Agent({ initialState: { model }, getApiKey: () => 'sk-local' });
+    await agent.prompt({ role: 'user', content, timestamp: 1 });
+    const last = agent.state.messages.at(-1);
+    assert.equal(bodies.length, 0, 'no request is sent');
+    assert.equal(last.stopReason, 'error');
+    assert.equal(last.errorMessage, 'message 0 (user) has no content string or array');
+    assert.equal(agent.state.messages[0].content, content, 'the prompt is kept as it was');
+  }
+  await normalRunWorks();
+});

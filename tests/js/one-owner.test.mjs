@@ -192,3 +192,56 @@ test('what afterToolCall returns stays the hook\'s own objects: its content and 
     assert.deepEqual(seen.ours, seen.pi, label);
   }
 });
+
+test('a JS stream\'s final content blocks JSON cannot hold pass through, as pi: the run ends normally and a tool call among them alone gets an error result (outside tester, round 3)', async () => {
+  const cycle = {};
+  cycle.self = cycle;
+  const blocks = {
+    'a BigInt in a text block': [{ type: 'text', text: 'yo', meta: 1n }],
+    'a cycle in a thinking block': [{ type: 'thinking', thinking: 'hm', cycle }, { type: 'text', text: 'yo' }],
+    'a getter that throws in a text block': [{ type: 'text', get text() { throw new Error('no'); } }],
+    'an extra BigInt on a tool call': [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'a' }, meta: 2n }],
+    'a BigInt in a tool call\'s arguments': [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { n: 3n } }],
+  };
+  for (const [label, content] of Object.entries(blocks)) {
+    const seen = {};
+    for (const name of ['pi', 'ours']) {
+      const impl = IMPLS[name];
+      let calls = 0;
+      const streamFn = () => {
+        const s = impl.stream();
+        const last = calls++ > 0;
+        const message = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content: last ? [{ type: 'text', text: 'done' }] : content, stopReason: last || !content.some((b) => b.type === 'toolCall') ? 'stop' : 'toolUse', timestamp: 1 };
+        queueMicrotask(() => { s.push({ type: 'start', partial: { ...message, content: [] } }); s.push({ type: 'done', reason: message.stopReason, message }); });
+        return s;
+      };
+      const tool = { name: 'read', label: 'read', description: 'read', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'body' }], details: {} }) };
+      const ends = [];
+      const messages = await impl.run([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] },
+        { model, convertToLlm: (m) => m }, (e) => { if (e.type === 'message_end') ends.push(e.message); }, undefined, streamFn);
+      const first = messages.find((m) => m.role === 'assistant');
+      assert.equal(first.content, content, `${label}, ${name}: the stream's own content array`);
+      assert.ok(ends.includes(first), `${label}, ${name}: message_end carries it`);
+      const results = messages.filter((m) => m.role === 'toolResult');
+      seen[name] = { roles: messages.map((m) => m.role), results: results.length };
+    }
+    assert.deepEqual(seen.ours, seen.pi, label);
+  }
+});
+
+test('a stream result that is no message object ends the run with an error message, never a message without a role (outside tester, round 3)', async () => {
+  for (const result of [null, 0, 'str']) {
+    const streamFn = () => ({
+      async* [Symbol.asyncIterator]() { yield { type: 'done', reason: 'stop', message: result }; },
+      result: async () => result,
+    });
+    const ends = [];
+    const messages = await ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] },
+      { model, convertToLlm: (m) => m }, (e) => { if (e.type === 'message_end') ends.push(e.message); }, undefined, streamFn);
+    const last = messages.at(-1);
+    assert.equal(last.role, 'assistant', String(result));
+    assert.equal(last.stopReason, 'error');
+    assert.match(last.errorMessage, /not a message object/);
+    assert.equal(ends.at(-1), last);
+  }
+});
