@@ -92,7 +92,7 @@ fn every_bound_glue_method_is_a_glue_function() {
     }
 
     // The options of runLoop: the keys `startRun` sets.
-    let options: BTreeSet<String> = listed(&js, "wasm.runLoop(GLUE, ", '{', '}')
+    let options: BTreeSet<String> = listed(&js, "wasm.runLoop(glue, ", '{', '}')
         .into_iter()
         .collect();
     let getters = bound(&glue, "RunOptions");

@@ -19,6 +19,7 @@
 //   handling throws on it, so prompt() rejects and listeners never see the run end).
 
 import { codedError, getDefaultStreamFn, startRun, CHECKPOINT_VERSION, UNTRACKED } from './loop.js';
+import { ToolCallGate } from './pending.js';
 import { emptyUsage } from './messages.js';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'toolResult']);
@@ -157,7 +158,7 @@ function createState(initial) {
 
 const FORWARDED = ['sessionId', 'onPayload', 'onResponse', 'onProviderStreamEvent', 'transport', 'thinkingBudgets',
   'maxRetryDelayMs', 'identity', 'toolExecution', 'beforeToolCall', 'afterToolCall', 'finishTurn', 'prepareRequest',
-  'convertToLlm', 'transformContext', 'getApiKey', 'onInterruptedToolCall'];
+  'convertToLlm', 'transformContext', 'getApiKey', 'onInterruptedToolCall', 'needsApproval'];
 
 export class Agent {
   #state;
@@ -171,6 +172,8 @@ export class Agent {
   #restored;
   /** Usage of responses cut off by an interruption and requested again (from snapshots). */
   #discardedUsage = [];
+  /** The answers of tool calls that wait for a person or a client (pending.js). */
+  #gate = new ToolCallGate();
 
   constructor(options) {
     const o = options ?? {};
@@ -198,6 +201,7 @@ export class Agent {
       this.#followUps.items = snapshot.followUps.slice();
       this.#restored = snapshot.position;
       this.#discardedUsage = snapshot.discardedUsage.slice();
+      this.#gate.load(snapshot.waiting, 'restore');
     }
     this.sessionId = o.sessionId;
     this.thinkingBudgets = o.thinkingBudgets;
@@ -207,6 +211,28 @@ export class Agent {
     this.identity = o.identity;
     this.onCheckpoint = o.onCheckpoint;
     this.onInterruptedToolCall = o.onInterruptedToolCall;
+    this.needsApproval = o.needsApproval;
+  }
+
+  /** The tool calls waiting for an answer: `{ toolCallId, toolName, args, kind, reason? }`
+   * each, `kind` `"approval"` (a person) or `"client"` (a client tool's result). */
+  get waitingToolCalls() {
+    return this.#gate.waiting;
+  }
+
+  /** Lets a call that waits for approval run its tool. */
+  approve(toolCallId) {
+    this.#gate.approve(toolCallId);
+  }
+
+  /** Ends a waiting call with an error result saying it was rejected (and `reason`). */
+  reject(toolCallId, reason) {
+    this.#gate.reject(toolCallId, reason);
+  }
+
+  /** Ends a client tool's call with the result its client computed. */
+  resolveToolCall(toolCallId, result) {
+    this.#gate.resolveToolCall(toolCallId, result);
   }
 
   /** L-139: adds a listener `(event, signal)`; returns its unsubscribe function. */
@@ -292,6 +318,7 @@ export class Agent {
     this.#state.streamingMessage = undefined;
     this.#state.pendingToolCalls = new Set();
     this.#state.errorMessage = undefined;
+    this.#gate = new ToolCallGate();
     this.clearAllQueues();
   }
 
@@ -330,7 +357,7 @@ export class Agent {
       const partial = state.streamingMessage;
       if (position?.at === 'request' && partial?.role === 'assistant' && partial.usage !== undefined) discardedUsage.push(partial.usage);
     }
-    return {
+    const snapshot = {
       version: CHECKPOINT_VERSION,
       messages: state.messages.slice(),
       model: state.model,
@@ -342,6 +369,9 @@ export class Agent {
       ...(position === undefined ? {} : { position }),
       discardedUsage,
     };
+    const waiting = this.#gate.save();
+    if (waiting !== undefined) snapshot.waiting = waiting;
+    return snapshot;
   }
 
   /** The usage of responses that were cut off by an interruption and requested again. */
@@ -376,7 +406,7 @@ export class Agent {
 
   /** What a run of this agent needs besides the loop's arguments. */
   #runOptions(probe, position) {
-    return { probe, position, checkpoint: this.onCheckpoint ? () => this.#checkpoint() : undefined };
+    return { probe, position, checkpoint: this.onCheckpoint ? () => this.#checkpoint() : undefined, gate: this.#gate };
   }
 
   /** `onCheckpoint(snapshot, event?)`: after an event's listeners, and before a tool runs. */
@@ -644,6 +674,7 @@ function checkSnapshot(s) {
     followUps: list('followUps', false, message, 'messages'),
     position: optional('position', isObject, 'an object'),
     discardedUsage: list('discardedUsage', false),
+    waiting: optional('waiting', Array.isArray, 'an array'),
   };
 }
 

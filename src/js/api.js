@@ -18,6 +18,7 @@ export {
   streamSimple,
 } from './loop.js';
 export { Agent } from './agent.js';
+export { ToolCallGate } from './pending.js';
 export { streamProxy } from './proxy.js';
 export { EventStream, AssistantMessageEventStream, createAssistantMessageEventStream } from './event-stream.js';
 

@@ -252,6 +252,60 @@ export interface AgentTool<TParameters extends object = object, TDetails = any> 
   executionMode?: ToolExecutionMode;
 }
 
+/**
+ * Not in pi: a tool whose calls may wait (pi's `AgentTool` stays pi's shape; a tool typed this
+ * way is still an `AgentTool`).
+ */
+export type WaitingAgentTool<TParameters extends object = object, TDetails = any> = AgentTool<TParameters, TDetails> & {
+  /**
+   * Whether a call waits for a person's approval before it runs (the run emits
+   * `tool_execution_waiting` and waits; `approve`/`reject` answer). A function gets the
+   * arguments and the live context; a non-empty string is yes, with the reason shown.
+   */
+  needsApproval?: boolean | ((args: any, context: AgentContext) => MaybePromise<boolean | string | undefined>);
+  /**
+   * A client tool, declared by its schema alone: its calls wait until a client runs it
+   * elsewhere and answers with `resolveToolCall` (or `reject`). `execute` is not called.
+   */
+  client?: boolean;
+};
+
+/** Not in pi: a tool call that waits for an answer (`tool_execution_waiting`). */
+export interface WaitingToolCall {
+  toolCallId: string;
+  toolName: string;
+  args: any;
+  /** `"approval"`: a person approves or rejects; `"client"`: a client runs the tool. */
+  kind: "approval" | "client";
+  /** Why it waits, when `needsApproval` said. */
+  reason?: string;
+}
+
+/** What a client answers for its tool's call: the result it computed. */
+export interface ClientToolResult {
+  content: (TextContent | ImageContent)[];
+  details?: any;
+  isError?: boolean;
+}
+
+/**
+ * Not in pi: the answers of tool calls that wait (an `Agent` has its own; the loop functions
+ * take one as `config.toolCallGate`). Each method throws an `invalid_input` error, and changes
+ * nothing, for an id that is not waiting or an answer of the wrong shape.
+ */
+export declare class ToolCallGate {
+  /** A gate with no waiting calls. */
+  constructor();
+  /** The calls waiting now, in the order they began to wait. */
+  readonly waiting: WaitingToolCall[];
+  /** Lets an approval call run its tool. */
+  approve(toolCallId: string): void;
+  /** Ends a waiting call with an error result saying it was rejected, and `reason`. */
+  reject(toolCallId: string, reason?: string): void;
+  /** Ends a client call with its client's result. */
+  resolveToolCall(toolCallId: string, result: ClientToolResult): void;
+}
+
 /** A tool call block of an assistant message. */
 export type AgentToolCall = ToolCall;
 
@@ -458,6 +512,10 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
    * it was interrupted). A throw becomes the call's error result.
    */
   onInterruptedToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<"rerun" | AgentToolResult<any> | undefined>;
+  /** Not in pi: answers the run's waiting tool calls (see {@link WaitingAgentTool}). */
+  toolCallGate?: ToolCallGate;
+  /** Not in pi: whether a call of any tool needs approval (as {@link WaitingAgentTool}). */
+  needsApproval?: (call: { toolCallId: string; toolName: string; args: any; context: AgentContext }) => MaybePromise<boolean | string | undefined>;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -497,6 +555,8 @@ export interface LoopCheckpoint {
   messages: AgentMessage[];
   /** Where the run stands in it. */
   position: CheckpointPosition;
+  /** Tool calls waiting for an answer, as in {@link AgentSnapshot.waiting}. */
+  waiting?: AgentSnapshot["waiting"];
 }
 
 /** An `Agent` as plain data (`agent.snapshot()`), for `new Agent({ restore })`. */
@@ -521,6 +581,8 @@ export interface AgentSnapshot {
   position?: CheckpointPosition;
   /** The usage of responses cut off and requested again. */
   discardedUsage: Usage[];
+  /** Tool calls waiting for an answer, and answers their run has not taken yet. */
+  waiting?: (WaitingToolCall & { answer?: { approved: boolean; reason?: string } | { result: ClientToolResult } })[];
 }
 
 /**
@@ -572,6 +634,13 @@ export type AgentEvent =
   | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: any }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; args: any; partialResult: any }
   | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: any; isError: boolean; durationMs?: number };
+
+/**
+ * Not in pi: the event of a call that waits for an answer (see {@link WaitingAgentTool}).
+ * Listeners get it only in runs whose tools wait; it is not in {@link AgentEvent}, which stays
+ * pi's union: test `(event as ToolExecutionWaitingEvent).type === "tool_execution_waiting"`.
+ */
+export type ToolExecutionWaitingEvent = { type: "tool_execution_waiting" } & WaitingToolCall;
 
 /** Receives a run's events; the loop awaits what it returns before it goes on. */
 export type AgentEventSink = (event: AgentEvent) => Promise<void> | void;
@@ -927,6 +996,8 @@ export interface AgentOptions {
   onCheckpoint?: (snapshot: AgentSnapshot, event?: AgentEvent) => void | Promise<void>;
   /** Not in pi: see {@link AgentLoopConfig.onInterruptedToolCall}. */
   onInterruptedToolCall?: AgentLoopConfig["onInterruptedToolCall"];
+  /** Not in pi: see {@link AgentLoopConfig.needsApproval}. */
+  needsApproval?: AgentLoopConfig["needsApproval"];
 }
 
 /**
@@ -1061,4 +1132,14 @@ export declare class Agent {
   resume(): Promise<void>;
   /** Not in pi: the usage of responses cut off by an interruption and requested again. */
   readonly discardedUsage: Usage[];
+  /** Not in pi: see {@link AgentOptions.needsApproval}. */
+  needsApproval?: AgentOptions["needsApproval"];
+  /** Not in pi: the tool calls waiting for an answer. */
+  readonly waitingToolCalls: WaitingToolCall[];
+  /** Not in pi: lets a call that waits for approval run its tool. */
+  approve(toolCallId: string): void;
+  /** Not in pi: ends a waiting call with an error result saying it was rejected. */
+  reject(toolCallId: string, reason?: string): void;
+  /** Not in pi: ends a client tool's call with its client's result. */
+  resolveToolCall(toolCallId: string, result: ClientToolResult): void;
 }

@@ -11,6 +11,7 @@ import { describeError } from './describe-error.js';
 import { redact } from './redact.js';
 import { emptyAssistantMessage } from './messages.js';
 import { ToolArguments } from './streaming-json.js';
+import { runGlue } from './pending.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -573,7 +574,12 @@ function emitEvent(emit, kind, a, b, c, d, e) {
   }
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, sleep, deadline, guard, envApiKey, describeError, redact };
+/** `tool.execute(…)` as pi calls it; a run's own glue may park the call first (pending.js). */
+function executeTool(tool, id, args, signal, onUpdate) {
+  return tool.execute(id, args, signal, onUpdate);
+}
+
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, executeTool, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with
@@ -645,11 +651,15 @@ export const UNTRACKED = new Set(['message_update', 'tool_execution_update']);
  * (the context's messages, then each message of the run at its `message_end`); `position` is
  * where the run stands in it.
  */
-function checkpointing(emit, onCheckpoint, transcript, position) {
+function checkpointing(emit, onCheckpoint, transcript, position, gate) {
   const save = (event) => {
     const at = position();
     if (at === undefined) return undefined;
-    return onCheckpoint({ version: CHECKPOINT_VERSION, messages: transcript.slice(), position: at }, event);
+    const checkpoint = { version: CHECKPOINT_VERSION, messages: transcript.slice(), position: at };
+    // Tool calls waiting for an answer (pending.js), only when there are some.
+    const waiting = gate?.save();
+    if (waiting !== undefined) checkpoint.waiting = waiting;
+    return onCheckpoint(checkpoint, event);
   };
   return {
     emit(event) {
@@ -671,7 +681,7 @@ function checkpointing(emit, onCheckpoint, transcript, position) {
  * `position`. `probe`, when given, gets `probe.position`: the run's position now.
  * `checkpoint`, when given, is awaited before each tool's `execute`.
  */
-export function startRun(mode, prompts, context, config, emit, signal, streamFn, { position, probe, checkpoint } = {}) {
+export function startRun(mode, prompts, context, config, emit, signal, streamFn, { position, probe, checkpoint, gate, waiting } = {}) {
   const id = (lastRunId = (lastRunId + 1) % 2 ** 32);
   let wasmNow;
   const where = () => (wasmNow === undefined ? undefined : wasmNow.runPosition(id));
@@ -679,10 +689,22 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   let sink = emit;
   let beforeExecute = checkpoint;
   let onCheckpoint;
+  let needsApproval;
   try {
     onCheckpoint = config?.onCheckpoint;
+    // Not pi's keys either (pending.js): the answers of waiting tool calls, and a hook that
+    // says which calls need approval.
+    gate ??= config?.toolCallGate ?? undefined;
+    needsApproval = config?.needsApproval ?? undefined;
   } catch {
     // Not pi's key: a config whose every read throws fails where pi's reads fail.
+  }
+  if (needsApproval !== undefined && typeof needsApproval !== 'function') return Promise.reject(new TypeError('config.needsApproval is not a function'));
+  if (gate !== undefined && typeof gate?.park !== 'function') return Promise.reject(invalidInput('config.toolCallGate must be a ToolCallGate'));
+  try {
+    gate?.load(waiting, 'checkpoint');
+  } catch (error) {
+    return Promise.reject(error);
   }
   if (onCheckpoint !== undefined && onCheckpoint !== null) {
     if (typeof onCheckpoint !== 'function') return Promise.reject(new TypeError('config.onCheckpoint is not a function'));
@@ -692,16 +714,17 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
     } catch (error) {
       return Promise.reject(error);
     }
-    const wrapped = checkpointing(emit, onCheckpoint, transcript, where);
+    const wrapped = checkpointing(emit, onCheckpoint, transcript, where, gate);
     sink = wrapped.emit;
     beforeExecute = wrapped.checkpoint;
   }
   const watched = watchRun(sink, mode === 'resume' ? resumedRun(context.messages, position) : undefined);
+  const glue = runGlue(GLUE, { gate, needsApproval, emit: watched.emit, checkpoint: beforeExecute });
   return guarded(
     (wasm) => {
       wasmNow = wasm;
       // One object: the keys are the getters of glue.rs `RunOptions`.
-      return wasm.runLoop(GLUE, { mode, prompts, context, config, emit: watched.emit, signal, streamFn: resolveStreamFn(streamFn), position, id, checkpoint: beforeExecute });
+      return wasm.runLoop(glue, { mode, prompts, context, config, emit: watched.emit, signal, streamFn: resolveStreamFn(streamFn), position, id, checkpoint: beforeExecute });
     },
     (crash) => watched.close(crashText(crash), config),
   );
@@ -745,7 +768,7 @@ function readCheckpoint(checkpoint) {
 export async function runAgentLoopResume(checkpoint, context, config, emit, signal, streamFn) {
   const { transcript, position } = readCheckpoint(checkpoint);
   const ctx = { ...context, messages: transcript };
-  return startRun('resume', undefined, ctx, config, emit, signal, streamFn, { position });
+  return startRun('resume', undefined, ctx, config, emit, signal, streamFn, { position, waiting: checkpoint.waiting });
 }
 
 export function agentLoopResume(checkpoint, context, config, signal, streamFn) {

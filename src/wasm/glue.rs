@@ -103,6 +103,18 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = readTool)]
     pub fn read_tool(this: &Glue, tool: &JsValue) -> Result<JsValue, JsValue>;
 
+    /// `tool.execute(id, args, signal, onUpdate)`, or its wait for a person (approval) or a
+    /// client first: the run's own glue parks such a call (src/js/pending.js).
+    #[wasm_bindgen(method, catch, js_name = executeTool)]
+    pub fn execute_tool(
+        this: &Glue,
+        tool: &JsValue,
+        id: &JsValue,
+        args: &JsValue,
+        signal: &JsValue,
+        on_update: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+
     /// `config[name]` as pi calls it: `undefined` when absent, else the function.
     #[wasm_bindgen(method, catch)]
     pub fn hook(this: &Glue, config: &JsValue, name: &JsValue) -> Result<JsValue, JsValue>;

@@ -8,7 +8,7 @@ use crate::json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::error::rejected;
-use super::js::{awaited, call_method, call_with, read_fn, to_json};
+use super::js::{awaited, call_with, read_fn, to_json};
 use super::table::Table;
 use crate::agent::hook_values;
 use crate::error::{Error, Thrown};
@@ -139,16 +139,17 @@ impl Tool for JsTool {
                         None => Ok(()),
                     },
                 ));
-        let returned = call_method(
-            &self.js,
-            "execute",
-            &[
+        let returned = self
+            .table
+            .glue()
+            .execute_tool(
+                &self.js,
                 &JsValue::from_str(tool_call_id),
                 &args_js,
                 &self.signal,
                 &callback,
-            ],
-        );
+            )
+            .map_err(super::js::thrown);
         Box::pin(async move {
             // pi awaits what `execute` gave, so even a synchronous return or throw settles a
             // microtask later: the other calls of a parallel batch start first (L-92).

@@ -40,6 +40,7 @@ test('the node entry exposes the public API only (no wasm init functions)', () =
     'DEFAULT_AGENT_IDENTITY',
     'EventStream',
     'SseDecoder',
+    'ToolCallGate',
     'agentLoop',
     'agentLoopContinue',
     'agentLoopResume',

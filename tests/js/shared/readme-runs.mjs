@@ -84,6 +84,21 @@ const RUNS = {
     }
   },
 
+  /** Approvals: the transfer waits, the listener approves, the tool runs once and the model answers. */
+  async approvals(file) {
+    const server = await startOpenAIServer((body) => {
+      if (hasToolResult(body)) return textChunks(`Done: ${body.messages.at(-1).content}.`);
+      return toolCallChunks('call_1', 'transfer', { to: '42', eur: 25 });
+    });
+    try {
+      const out = await node(file, { LLM_BASE_URL: server.baseUrl });
+      assert.deepEqual(out, ['waiting: transfer {"to":"42","eur":25} (25 EUR is over the 10 EUR limit)', 'Done: sent 25 EUR to 42.']);
+      assert.equal(server.requests.length, 2);
+    } finally {
+      await server.close();
+    }
+  },
+
   /** The loop function with the built-in stream's own options. */
   async 'builtin-stream'(file) {
     const server = await startOpenAIServer((body) => {

@@ -1,0 +1,222 @@
+// Tool calls that wait for a person or a client (issue 33): `needsApproval`, client tools,
+// `approve` / `reject` / `resolveToolCall`, through `Agent` and the loop functions, across a
+// snapshot and an abort, and with bad answers. Not in pi: pi's runs never wait.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Agent, ToolCallGate, runAgentLoop, runAgentLoopResume, createAssistantMessageEventStream } from 'pi-agent-wasm';
+
+const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const model = { id: 'm', api: 'a', provider: 'p' };
+
+/** A stream function: first the tool calls `calls`, then a text answer. */
+function scripted(calls) {
+  let n = 0;
+  return () => {
+    const s = createAssistantMessageEventStream();
+    const first = n++ === 0;
+    const content = first ? calls.map(([id, name, args]) => ({ type: 'toolCall', id, name, arguments: args ?? {} })) : [{ type: 'text', text: 'done' }];
+    const m = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content, stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
+    queueMicrotask(() => {
+      s.push({ type: 'start', partial: { ...m, content: [] } });
+      s.push({ type: 'done', reason: m.stopReason, message: m });
+    });
+    return s;
+  };
+}
+
+function tools(log) {
+  return {
+    pay: { name: 'pay', label: 'pay', description: 'pay', parameters: { type: 'object' }, needsApproval: (args) => (args.amount > 1 ? `${args.amount} EUR` : false), execute: async (_id, a) => { log.push(`pay ${a.amount}`); return { content: [{ type: 'text', text: `paid ${a.amount}` }], details: {} }; } },
+    read: { name: 'read', label: 'read', description: 'read', parameters: { type: 'object' }, execute: async () => { log.push('read'); return { content: [{ type: 'text', text: 'file' }], details: {} }; } },
+    title: { name: 'title', label: 'title', description: 'the page title', parameters: { type: 'object' }, client: true },
+  };
+}
+
+const texts = (messages) => messages.filter((m) => m.role === 'toolResult').map((m) => [m.toolCallId, m.isError, m.content[0]?.text]);
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+test('Agent: an approval and a client call wait, the rest of the batch runs meanwhile, and answers continue the run in pi\'s result order', async () => {
+  const log = [];
+  const t = tools(log);
+  const agent = new Agent({ initialState: { model, tools: [t.pay, t.read, t.title] }, streamFn: scripted([['c1', 'pay', { amount: 5 }], ['c2', 'read'], ['c3', 'title']]) });
+  const events = [];
+  agent.subscribe((e) => { if (e.type.startsWith('tool_execution')) events.push([e.type, e.toolCallId]); });
+  const run = agent.prompt('go');
+  await tick();
+  // In the order they began to wait: the client call at once, the approval after its check.
+  assert.deepEqual([...agent.waitingToolCalls].sort((a, b) => a.toolCallId.localeCompare(b.toolCallId)), [
+    { toolCallId: 'c1', toolName: 'pay', args: { amount: 5 }, kind: 'approval', reason: '5 EUR' },
+    { toolCallId: 'c3', toolName: 'title', args: {}, kind: 'client' },
+  ]);
+  assert.deepEqual(log, ['read'], 'the read ran while the others wait');
+  assert.ok(events.some(([type, id]) => type === 'tool_execution_end' && id === 'c2'));
+  agent.approve('c1');
+  agent.resolveToolCall('c3', { content: [{ type: 'text', text: 'Example' }], details: { from: 'page' } });
+  await run;
+  assert.deepEqual(texts(agent.state.messages), [['c1', false, 'paid 5'], ['c2', false, 'file'], ['c3', false, 'Example']]);
+  assert.deepEqual(agent.state.messages.find((m) => m.toolCallId === 'c3').details, { from: 'page' });
+  assert.deepEqual(agent.waitingToolCalls, []);
+  assert.deepEqual(events.filter(([type]) => type === 'tool_execution_waiting').map(([, id]) => id).sort(), ['c1', 'c3']);
+  assert.equal(agent.state.messages.at(-1).content[0].text, 'done');
+});
+
+test('a rejection is the call\'s error result in words the model can act on; the tool never runs', async () => {
+  const log = [];
+  const t = tools(log);
+  const agent = new Agent({ initialState: { model, tools: [t.pay, t.title] }, streamFn: scripted([['c1', 'pay', { amount: 9 }], ['c2', 'title']]) });
+  agent.subscribe((e) => {
+    // A listener may answer at once, inside the event.
+    if (e.type === 'tool_execution_waiting') agent.reject(e.toolCallId, e.kind === 'approval' ? 'too expensive' : undefined);
+  });
+  await agent.prompt('go');
+  assert.deepEqual(log, []);
+  assert.deepEqual(texts(agent.state.messages), [
+    ['c1', true, 'The user rejected tool call pay: too expensive It did not run.'],
+    ['c2', true, 'The client did not run tool call title. It has no result.'],
+  ]);
+});
+
+test('needsApproval that says no (false, a function, the Agent option) runs the tool at once; the Agent\'s needsApproval hook can ask for any tool', async () => {
+  const log = [];
+  const t = tools(log);
+  const quiet = new Agent({ initialState: { model, tools: [t.pay] }, streamFn: scripted([['c1', 'pay', { amount: 1 }]]) });
+  await quiet.prompt('go');
+  assert.deepEqual(log, ['pay 1']);
+  const asked = [];
+  const agent = new Agent({
+    initialState: { model, tools: [t.read] },
+    streamFn: scripted([['c1', 'read']]),
+    needsApproval: ({ toolName, args, context }) => { asked.push([toolName, Array.isArray(context.messages)]); return 'reads are audited'; },
+  });
+  agent.subscribe((e) => { if (e.type === 'tool_execution_waiting') { assert.equal(e.reason, 'reads are audited'); agent.approve(e.toolCallId); } });
+  await agent.prompt('go');
+  assert.deepEqual(asked, [['read', true]]);
+  assert.deepEqual(texts(agent.state.messages), [['c1', false, 'file']]);
+});
+
+test('bad answers are refused with invalid_input and change nothing: unknown or settled ids, the wrong verb, a result of the wrong shape, a reason that is no string', async () => {
+  const log = [];
+  const t = tools(log);
+  const agent = new Agent({ initialState: { model, tools: [t.pay, t.title] }, streamFn: scripted([['c1', 'pay', { amount: 5 }], ['c2', 'title']]) });
+  const run = agent.prompt('go');
+  await tick();
+  const before = JSON.stringify(agent.waitingToolCalls);
+  const refused = [
+    () => agent.approve('nope'),
+    () => agent.approve(5),
+    () => agent.approve('c2'),
+    () => agent.resolveToolCall('c1', { content: [] }),
+    () => agent.resolveToolCall('c2', { content: 'text' }),
+    () => agent.resolveToolCall('c2', null),
+    () => agent.resolveToolCall('c2', { content: [], isError: 'yes' }),
+    () => agent.reject('c1', 42),
+  ];
+  for (const f of refused) assert.throws(f, (e) => e.code === 'invalid_input' && e instanceof Error, String(f));
+  assert.equal(JSON.stringify(agent.waitingToolCalls), before);
+  agent.approve('c1');
+  assert.throws(() => agent.approve('c1'), /no tool call "c1" is waiting/);
+  agent.resolveToolCall('c2', { content: [{ type: 'text', text: 'T' }], isError: true });
+  await run;
+  assert.deepEqual(texts(agent.state.messages), [['c1', false, 'paid 5'], ['c2', true, 'T']]);
+});
+
+test('an abort ends waiting calls with pi\'s abort result; an approval after it is refused', async () => {
+  const log = [];
+  const t = tools(log);
+  const agent = new Agent({ initialState: { model, tools: [t.pay] }, streamFn: scripted([['c1', 'pay', { amount: 5 }]]) });
+  const run = agent.prompt('go');
+  await tick();
+  agent.abort();
+  await run;
+  const result = agent.state.messages.find((m) => m.role === 'toolResult');
+  assert.deepEqual([result.isError, result.content[0].text], [true, 'Operation aborted']);
+  assert.deepEqual(agent.waitingToolCalls, []);
+  assert.throws(() => agent.approve('c1'), { code: 'invalid_input' });
+  assert.deepEqual(log, []);
+});
+
+test('sequential tools: the next call starts only when the waiting one is answered', async () => {
+  const log = [];
+  const t = tools(log);
+  const agent = new Agent({ initialState: { model, tools: [t.pay, t.read] }, toolExecution: 'sequential', streamFn: scripted([['c1', 'pay', { amount: 5 }], ['c2', 'read']]) });
+  const run = agent.prompt('go');
+  await tick();
+  assert.deepEqual(log, []);
+  agent.approve('c1');
+  await run;
+  assert.deepEqual(log, ['pay 5', 'read']);
+});
+
+test('a waiting call survives snapshot and restore in another Agent: answered before resume() it runs exactly once; unanswered it waits again', async () => {
+  for (const answer of ['before', 'after', 'reject']) {
+    const log = [];
+    const t = tools(log);
+    const options = { initialState: { model, tools: [t.pay, t.read] }, streamFn: scripted([['c1', 'pay', { amount: 5 }], ['c2', 'read']]) };
+    let saved;
+    let dead = false;
+    const first = new Agent({ ...options, onCheckpoint: (snapshot, event) => {
+      if (!dead) saved = JSON.stringify(snapshot);
+      if (event?.type === 'tool_execution_waiting') dead = true; // the process dies here
+    } });
+    first.prompt('go');
+    await tick();
+    const snapshot = JSON.parse(saved);
+    assert.deepEqual(snapshot.waiting, [{ toolCallId: 'c1', toolName: 'pay', args: { amount: 5 }, kind: 'approval', reason: '5 EUR' }]);
+    const second = new Agent({ ...options, streamFn: scripted([]), restore: snapshot });
+    assert.deepEqual(second.waitingToolCalls.map((c) => c.toolCallId), ['c1']);
+    const waitingEvents = [];
+    second.subscribe((e) => { if (e.type === 'tool_execution_waiting') waitingEvents.push(e.toolCallId); });
+    if (answer === 'before') second.approve('c1');
+    if (answer === 'reject') second.reject('c1', 'no');
+    // An answer given while no run holds the call is in the next snapshot.
+    if (answer !== 'after') assert.ok(second.snapshot().waiting[0].answer);
+    const resumed = second.resume();
+    if (answer === 'after') {
+      await tick();
+      assert.deepEqual(waitingEvents, ['c1'], 'the resumed run asks again');
+      second.approve('c1');
+    }
+    await resumed;
+    const paid = log.filter((l) => l === 'pay 5').length;
+    assert.equal(paid, answer === 'reject' ? 0 : 1, answer);
+    const results = texts(second.state.messages);
+    assert.deepEqual(results.map(([id]) => id), ['c1', 'c2'], answer);
+    assert.equal(results[0][1], answer === 'reject', answer);
+    assert.equal(log.filter((l) => l === 'read').length, 1, 'the read ran once, before the snapshot');
+  }
+});
+
+test('loop functions: config.toolCallGate answers, checkpoints carry the waiting calls, and runAgentLoopResume continues; without a gate the call is an error result naming it', async () => {
+  const log = [];
+  const t = tools(log);
+  const noGate = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [t.pay] }, { model, convertToLlm: (m) => m }, () => {}, undefined, scripted([['c1', 'pay', { amount: 5 }]]));
+  assert.deepEqual(texts(noGate), [['c1', true, 'Tool pay needs approval, and this run has no toolCallGate to answer it (config.toolCallGate)']]);
+  const gate = new ToolCallGate();
+  let checkpoint;
+  const config = { model, convertToLlm: (m) => m, toolCallGate: gate, onCheckpoint: (c) => { checkpoint ??= c.waiting ? JSON.parse(JSON.stringify(c)) : undefined; } };
+  runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [t.pay] }, config, () => {}, undefined, scripted([['c1', 'pay', { amount: 5 }]]));
+  await tick();
+  assert.deepEqual(gate.waiting.map((c) => c.toolCallId), ['c1']);
+  assert.deepEqual(checkpoint.waiting.map((c) => c.kind), ['approval']);
+  // Another process: a fresh gate takes the answer and the resumed run uses it.
+  const later = new ToolCallGate();
+  const events = [];
+  const resumed = runAgentLoopResume(checkpoint, { tools: [t.pay] }, { model, convertToLlm: (m) => m, toolCallGate: later }, (e) => events.push(e.type), undefined, scripted([]));
+  await tick();
+  assert.deepEqual(later.waiting.map((c) => c.toolCallId), ['c1']);
+  later.approve('c1');
+  const messages = await resumed;
+  assert.deepEqual(texts(messages), [['c1', false, 'paid 5']]);
+  assert.equal(events.filter((e) => e === 'tool_execution_waiting').length, 1);
+});
+
+test('a needsApproval that throws gives the call an error result naming what it threw; restore refuses a bad waiting list', async () => {
+  const tool = { name: 'x', label: 'x', description: 'x', parameters: { type: 'object' }, needsApproval: () => { throw new Error('policy service down'); }, execute: async () => ({ content: [], details: {} }) };
+  const agent = new Agent({ initialState: { model, tools: [tool] }, streamFn: scripted([['c1', 'x']]) });
+  await agent.prompt('go');
+  assert.deepEqual(texts(agent.state.messages), [['c1', true, 'policy service down']]);
+  const snapshot = agent.snapshot();
+  for (const waiting of ['x', [5], [{ toolCallId: 'a', toolName: 'b', kind: 'later' }], [{ toolCallId: 'a', toolName: 'b', kind: 'approval', answer: { approved: 'yes' } }]]) {
+    assert.throws(() => new Agent({ initialState: { model }, restore: { ...snapshot, waiting } }), { code: 'invalid_input' }, JSON.stringify(waiting));
+  }
+});
