@@ -220,3 +220,81 @@ test('a needsApproval that throws gives the call an error result naming what it 
     assert.throws(() => new Agent({ initialState: { model }, restore: { ...snapshot, waiting } }), { code: 'invalid_input' }, JSON.stringify(waiting));
   }
 });
+
+/** A stream function that answers from the context: tool calls for a new prompt, text once
+ * the tool results are in (so a restored run asks what it still needs). */
+function contextual(calls) {
+  return (_model, context) => {
+    const s = createAssistantMessageEventStream();
+    const done = context.messages.at(-1)?.role === 'toolResult';
+    const content = done ? [{ type: 'text', text: 'done' }] : calls.map(([id, name, args]) => ({ type: 'toolCall', id, name, arguments: args ?? {} }));
+    const m = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content, stopReason: done ? 'stop' : 'toolUse', timestamp: 1 };
+    queueMicrotask(() => {
+      s.push({ type: 'start', partial: { ...m, content: [] } });
+      s.push({ type: 'done', reason: m.stopReason, message: m });
+    });
+    return s;
+  };
+}
+
+test('a run with a waiting call, cut at every step (each event, each checkpoint before a tool): the restored run ends with one result per call, and no tool runs twice', async () => {
+  const json = (v) => JSON.parse(JSON.stringify(v));
+  const calls = [['c1', 'pay', { amount: 5 }], ['c2', 'read']];
+  function session(log, killAt, restore) {
+    const seen = { steps: 0, snapshot: undefined, dead: false };
+    let agent;
+    const step = () => {
+      if (seen.steps++ !== killAt) return;
+      seen.snapshot = json(agent.snapshot());
+      seen.dead = true;
+      throw new Error('the host died');
+    };
+    const t = tools(log);
+    agent = new Agent({
+      initialState: { model, tools: [t.pay, t.read] },
+      streamFn: contextual(calls),
+      restore,
+      onCheckpoint: (_snapshot, event) => {
+        if (!seen.dead && event === undefined) step();
+      },
+    });
+    agent.subscribe((e) => {
+      if (seen.dead) return;
+      // The person answers a moment after the card shows.
+      if (e.type === 'tool_execution_waiting') setTimeout(() => { if (!seen.dead) agent.approve(e.toolCallId); }, 2);
+      step();
+    });
+    return { agent, seen };
+  }
+  const whole = session([], -1);
+  await whole.agent.prompt('go');
+  const steps = whole.seen.steps;
+  assert.ok(steps > 10, `steps: ${steps}`);
+  let waitingCuts = 0;
+  for (let k = 0; k < steps; k++) {
+    const log = [];
+    const first = session(log, k);
+    await first.agent.prompt('go').catch(() => {});
+    await tick();
+    const snapshot = first.seen.snapshot;
+    assert.ok(snapshot, `k=${k}: a snapshot`);
+    assert.deepEqual(json(snapshot), snapshot);
+    if (snapshot.waiting) waitingCuts++;
+    const second = session(log, -1, snapshot);
+    for (const c of second.agent.waitingToolCalls) second.agent.approve(c.toolCallId);
+    await second.agent.resume();
+    const results = texts(second.agent.state.messages);
+    assert.deepEqual(results.map(([id]) => id), ['c1', 'c2'], `k=${k}: one result per call, in order`);
+    assert.equal(second.agent.state.messages.at(-1).content[0].text, 'done', `k=${k}`);
+    for (const [id, tool] of [['c1', 'pay 5'], ['c2', 'read']]) {
+      const n = log.filter((l) => l === tool).length;
+      assert.ok(n <= 1, `k=${k}: ${tool} ran ${n} times`);
+      const [, isError, text] = results.find(([r]) => r === id);
+      if (!isError) assert.equal(n, 1, `k=${k}: ${id} has a result, so it ran`);
+      else assert.match(text, /interrupted/, `k=${k}: ${id} was cut while running`);
+    }
+    assert.equal(second.agent.snapshot().position, undefined, `k=${k}: nothing left to resume`);
+    assert.deepEqual(second.agent.waitingToolCalls, []);
+  }
+  assert.ok(waitingCuts >= 1, `cuts while a call waited: ${waitingCuts}`);
+});
