@@ -109,7 +109,12 @@ function compact(event) {
 /** Update ids of one instance start at `epoch * UPDATE_EPOCH` after each stored event, so a
  * restarted session never gives an update id it gave before. */
 const UPDATE_EPOCH = 1e6;
-const ACTIONS = new Set(['', 'events', 'prompt', 'steer', 'follow-up', 'abort']);
+const ACTIONS = new Set(['', 'events', 'prompt', 'steer', 'follow-up', 'abort', 'tool-calls']);
+/** `POST /sessions/:id/tool-calls/:callId/<answer>`: the answers of a waiting tool call. */
+const ANSWERS = new Set(['approve', 'reject', 'result']);
+
+/** A waiting tool call as `GET /sessions/:id` lists it. */
+const pendingCall = (c) => ({ id: c.toolCallId, tool: c.toolName, arguments: c.args, kind: c.kind, ...(c.reason === undefined ? {} : { reason: c.reason }) });
 
 /** An event id ("n" or "n.k") as [n, k]; [0, 0] for none or garbage. */
 function parseId(text) {
@@ -231,6 +236,9 @@ export class AgentSession {
     return this.#serial(async () => {
       const id = [this.lastEventId + 1, 0];
       await this.#write(snapshot, parts(`e:${pad(id[0])}`, text), id[0]);
+      // A run whose every running tool call waits for an answer holds no timer: it goes on
+      // when the answer arrives (a request, which loads the session if it was evicted).
+      if (event.type === 'tool_execution_waiting' && this.#allWaiting()) await this.storage.deleteAlarm();
       this.lastEventId = id[0];
       this.updates = this.epoch * UPDATE_EPOCH;
       for (const client of this.clients) client(id, event.type, text);
@@ -295,10 +303,47 @@ export class AgentSession {
   }
 
   /** The watchdog: a run that this instance does not hold (it was evicted or restarted)
-   * resumes here; one still running re-arms it. */
+   * resumes here; one still running re-arms it, unless all it does is wait for answers. */
   async alarm() {
     await this.load();
-    if (this.agent.state.isStreaming) await this.storage.setAlarm(Date.now() + this.watchdogMs);
+    if (this.agent.state.isStreaming && !this.#allWaiting()) await this.storage.setAlarm(Date.now() + this.watchdogMs);
+  }
+
+  /** Whether every tool call the run has running waits for an answer (and one does). */
+  #allWaiting() {
+    const waiting = new Set(this.agent.waitingToolCalls.map((c) => c.toolCallId));
+    return waiting.size > 0 && [...this.agent.state.pendingToolCalls].every((id) => waiting.has(id));
+  }
+
+  /** `POST /sessions/:id/tool-calls/:callId/approve | reject | result`: the first answer
+   * wins; a call that is not waiting (answered already, aborted, unknown) is a 409. */
+  async #answer(request, callId, verb) {
+    const { body, error } = await readBody(request);
+    if (error) return error;
+    const agent = this.agent;
+    const isObject = body !== null && typeof body === 'object' && !Array.isArray(body);
+    let answer;
+    if (verb === 'approve') answer = () => agent.approve(callId);
+    else if (verb === 'reject') {
+      if (!isObject || (body.reason !== undefined && typeof body.reason !== 'string')) return problem(400, 'malformed body', 'expected { "reason"?: string }');
+      answer = () => agent.reject(callId, body.reason);
+    } else {
+      const ok = isObject && Array.isArray(body.content) && (body.isError === undefined || typeof body.isError === 'boolean');
+      if (!ok) return problem(400, 'malformed body', 'expected { "content": [content blocks], "details"?, "isError"?: boolean }');
+      const result = { content: body.content, details: body.details ?? {} };
+      if (body.isError !== undefined) result.isError = body.isError;
+      answer = () => agent.resolveToolCall(callId, result);
+    }
+    try {
+      answer();
+    } catch (e) {
+      if (e?.code !== 'invalid_input') throw e;
+      return problem(409, 'not waiting', e.message);
+    }
+    // The run goes on: the watchdog watches it again; the answer is saved before the reply.
+    await this.storage.setAlarm(Date.now() + this.watchdogMs);
+    await this.#save();
+    return json(200, { answered: true, lastEventId: String(this.lastEventId) });
   }
 
   /** `/sessions/:id[/action]`, forwarded by {@link routeSessions}. */
@@ -343,6 +388,12 @@ export class AgentSession {
       return json(200, this.#state());
     }
     if (action === '' || action === 'events') return problem(405, 'method not allowed');
+    if (action === 'tool-calls') {
+      const [, , , callId, verb] = url.pathname.split('/').filter(Boolean);
+      if (callId === undefined || !ANSWERS.has(verb)) return problem(404, 'no such route');
+      if (!this.exists) return problem(404, 'unknown session');
+      return this.#answer(request, decodeURIComponent(callId), verb);
+    }
     const { body, error } = await readBody(request);
     if (error) return error;
     const message = userMessage(body);
@@ -366,6 +417,7 @@ export class AgentSession {
       running: this.agent.state.isStreaming || this.runDone !== undefined,
       steering: s.steering,
       followUps: s.followUps,
+      pending: this.agent.waitingToolCalls.map(pendingCall),
       lastEventId: String(this.lastEventId),
     };
   }
@@ -454,7 +506,8 @@ async function route(request, url, namespace, options, prefix) {
   }
   const segments = url.pathname.slice(prefix.length).split('/').filter(Boolean);
   const id = segments[0];
-  if (id === undefined || segments.length > 2 || !/^[A-Za-z0-9_-]{1,128}$/.test(id)) return problem(404, 'no such route');
+  const answering = segments[1] === 'tool-calls' && segments.length === 4;
+  if (id === undefined || (segments.length > 2 && !answering) || !/^[A-Za-z0-9_-]{1,128}$/.test(id)) return problem(404, 'no such route');
   const forwarded = new URL(request.url);
   forwarded.pathname = `/sessions/${segments.join('/')}`;
   return namespace.get(namespace.idFromName(id)).fetch(new Request(forwarded, request));

@@ -51,10 +51,14 @@ async function startModel() {
         stalled.push(res);
         return;
       }
-      if (/weather|pay/.test(text) && !toolDone) {
+      if (/weather|pay|transfer|title/.test(text) && !toolDone) {
         const calls = text.includes('pay')
           ? [['call_p', 'pay', { amount: 5 }], ['call_w', 'weather', { city: 'Oslo' }]]
-          : [['call_w', 'weather', { city: 'Oslo' }]];
+          : text.includes('transfer')
+            ? [['call_t', 'transfer', { to: '42', eur: 25 }], ['call_w', 'weather', { city: 'Oslo' }]]
+            : text.includes('title')
+              ? [['call_c', 'title', {}]]
+              : [['call_w', 'weather', { city: 'Oslo' }]];
         res.write(chunk({ role: 'assistant', tool_calls: calls.map(([id, name, args], index) => ({ index, id, type: 'function', function: { name, arguments: JSON.stringify(args) } })) }));
         res.end(chunk({}, 'tool_calls') + 'data: [DONE]\n\n');
         return;
@@ -121,6 +125,8 @@ export class Session extends AgentSession {
       initialState: { model, systemPrompt: 'Be brief.', tools: [
         tool(env, 'weather', true, (a) => a.city + ': 18 C'),
         tool(env, 'pay', false, (a) => 'paid ' + a.amount),
+        { ...tool(env, 'transfer', false, (a) => 'sent ' + a.eur + ' EUR to ' + a.to), needsApproval: (a) => (a.eur > 10 ? 'over 10 EUR' : false) },
+        { name: 'title', label: 'title', description: 'the title of the page the user is on', parameters: { type: 'object' }, client: true },
       ] },
       getApiKey: () => env.OPENAI_API_KEY,
     };
@@ -502,4 +508,53 @@ test('a large transcript is stored in parts under the value limit and survives a
   assert.deepEqual(after.messages, before.messages);
   const replay = await events('kappa');
   assert.equal(replay.filter((e) => e.type === 'message_end').at(-1).data.message.content[0].text, `Echo: ${big}`);
+});
+
+test('a tool call that needs approval waits across a restart: GET lists it as pending, the approval runs the tool exactly once, a second answer is a 409 (issue 33)', async () => {
+  const before = gate.calls.length;
+  await post('/sessions/eps/prompt', { text: 'transfer 25 EUR to 42' });
+  const seen = await events('eps', { until: (e) => e.type === 'tool_execution_waiting' });
+  const waiting = seen.at(-1);
+  assert.deepEqual(waiting.data, { type: 'tool_execution_waiting', toolCallId: 'call_t', toolName: 'transfer', args: { to: '42', eur: 25 }, kind: 'approval', reason: 'over 10 EUR' });
+  const listed = await waitFor(async () => { const s = await state('eps'); return s.pending.length === 1 && !s.pending.some((c) => c.id === 'call_w') ? s : undefined; }, 'the weather call to end');
+  assert.deepEqual(listed.pending, [{ id: 'call_t', tool: 'transfer', arguments: { to: '42', eur: 25 }, kind: 'approval', reason: 'over 10 EUR' }]);
+  assert.equal(listed.running, true);
+  // The Worker is redeployed while the call waits.
+  await mf.dispose();
+  mf = start();
+  const after = await state('eps');
+  assert.deepEqual(after.pending.map((c) => c.id), ['call_t'], 'still pending after the restart');
+  // Bad answers change nothing.
+  assert.equal((await post('/sessions/eps/tool-calls/call_t/result', { content: 'x' })).status, 400);
+  assert.equal((await post('/sessions/eps/tool-calls/nobody/approve', {})).status, 409);
+  assert.equal((await post('/sessions/eps/tool-calls/call_t/explode', {})).status, 404);
+  const [first, second] = await Promise.all([post('/sessions/eps/tool-calls/call_t/approve', {}), post('/sessions/eps/tool-calls/call_t/approve', {})]);
+  assert.deepEqual([first.status, second.status].sort(), [200, 409], 'two answers racing: the first wins');
+  await waitFor(async () => !(await state('eps')).running, 'the run to end');
+  const end = await state('eps');
+  assert.deepEqual(end.pending, []);
+  const results = end.messages.filter((m) => m.role === 'toolResult').map((m) => [m.toolCallId, m.isError, m.content[0].text]);
+  assert.deepEqual(results, [['call_t', false, 'sent 25 EUR to 42'], ['call_w', false, 'Oslo: 18 C']]);
+  assert.equal(gate.calls.slice(before).filter((id) => id === 'call_t').length, 1, 'the transfer ran exactly once');
+  assert.match(end.messages.at(-1).content[0].text, /^Done: sent 25 EUR to 42/);
+});
+
+test('a rejection and a client tool\'s result through the session endpoints (issue 33)', async () => {
+  await post('/sessions/rho/prompt', { text: 'transfer 25 EUR to 42' });
+  await waitFor(async () => (await state('rho')).pending.length === 1, 'the transfer to wait');
+  assert.equal((await post('/sessions/rho/tool-calls/call_t/reject', { reason: 5 })).status, 400);
+  assert.equal((await post('/sessions/rho/tool-calls/call_t/reject', { reason: 'not today' })).status, 200);
+  await waitFor(async () => !(await state('rho')).running, 'the run to end');
+  const rejected = (await state('rho')).messages.find((m) => m.toolCallId === 'call_t');
+  assert.deepEqual([rejected.isError, rejected.content[0].text], [true, 'The user rejected tool call transfer: not today It did not run.']);
+
+  await post('/sessions/sigma/prompt', { text: 'what is the title' });
+  const pending = await waitFor(async () => (await state('sigma')).pending[0], 'the client call to wait');
+  assert.deepEqual(pending, { id: 'call_c', tool: 'title', arguments: {}, kind: 'client' });
+  assert.equal((await post('/sessions/sigma/tool-calls/call_c/approve', {})).status, 409, 'a client call is not approved');
+  assert.equal((await post('/sessions/sigma/tool-calls/call_c/result', { content: [{ type: 'text', text: 'Checkout' }] })).status, 200);
+  await waitFor(async () => !(await state('sigma')).running, 'the run to end');
+  const s = await state('sigma');
+  assert.deepEqual(s.messages.find((m) => m.toolCallId === 'call_c').content, [{ type: 'text', text: 'Checkout' }]);
+  assert.match(s.messages.at(-1).content[0].text, /^Done: Checkout/);
 });
