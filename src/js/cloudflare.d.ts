@@ -82,15 +82,29 @@ export declare class AgentSession<Env = unknown> {
  * @param request - The Worker's request.
  * @param namespace - The Durable Object binding of the {@link AgentSession} subclass.
  * @param options - How requests are accepted.
- * @param options.token - The bearer token requests must carry (none: no check).
+ * @param options.token - The bearer token requests must carry, compared in constant time.
+ * @param options.authorize - Decides who may do what to which session: `true` allows, anything
+ *   else (or a throw) answers 403. With neither `token` nor `authorize`, only requests to
+ *   localhost are answered (401 otherwise).
+ * @param options.env - What `authorize` gets as `env` (the Worker's bindings).
  * @param options.prefix - The path prefix of the routes (default `/sessions`).
  * @param options.cors - The origin whose pages may call the API from a browser, or `"*"`.
  */
 export declare function routeSessions(
   request: Request,
   namespace: SessionNamespace,
-  options?: { token?: string; prefix?: string; cors?: string },
+  options?: {
+    token?: string;
+    authorize?: (request: Request, env: any, session: { sessionId: string; action: SessionAction }) => boolean | Promise<boolean>;
+    env?: any;
+    prefix?: string;
+    cors?: string;
+  },
 ): Promise<Response | undefined>;
+
+/** What a request does to a session, as `authorize` is told (`create` is `POST` of the
+ * prefix, which answers a new, unguessable session id). */
+export type SessionAction = "create" | "read" | "prompt" | "steer" | "follow-up" | "abort" | "delete" | "approve" | "reject" | "result";
 
 /**
  * The server side of pi's `streamProxy` (`POST /api/stream` by default): a browser agent

@@ -499,15 +499,62 @@ function corsHeaders(origin, request) {
   };
 }
 
+/** Whether `a` and `b` are the same text, in time that does not depend on where they
+ * differ (each is hashed first, so neither length nor content shows in the timing). */
+async function sameSecret(a, b) {
+  const digest = async (text) => new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  const [x, y] = await Promise.all([digest(a), digest(b)]);
+  let diff = 0;
+  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
+  return diff === 0;
+}
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** What a request does to a session, as `authorize` is told: `create` (`POST` the prefix),
+ * `read` (the state and the events), `prompt`, `steer`, `follow-up`, `abort`, `delete`,
+ * `approve`, `reject`, `result` (a waiting tool call's answers). */
+function actionOf(method, segments) {
+  if (segments.length === 0) return 'create';
+  if (method === 'DELETE') return 'delete';
+  if (segments[1] === 'tool-calls') return segments[3];
+  if (method === 'GET' || segments[1] === undefined) return 'read';
+  return segments[1];
+}
+
 async function route(request, url, namespace, options, prefix) {
-  if (options.token !== undefined && options.token !== '') {
-    const given = request.headers.get('authorization')?.replace(/^Bearer\s+/i, '') ?? url.searchParams.get('token');
-    if (given !== options.token) return problem(401, 'unauthorized', 'a bearer token is required', { 'www-authenticate': 'Bearer' });
-  }
   const segments = url.pathname.slice(prefix.length).split('/').filter(Boolean);
   const id = segments[0];
-  const answering = segments[1] === 'tool-calls' && segments.length === 4;
-  if (id === undefined || (segments.length > 2 && !answering) || !/^[A-Za-z0-9_-]{1,128}$/.test(id)) return problem(404, 'no such route');
+  const action = actionOf(request.method, segments);
+  const open = (options.token === undefined || options.token === '') && options.authorize === undefined;
+  // Secure by default: a session API with neither a token nor an authorizer answers only
+  // requests addressed to this machine (a Worker in `wrangler dev`), never a public host.
+  if (open && !LOCAL_HOSTS.has(url.hostname)) {
+    return problem(401, 'unauthorized', 'this session API has no token and no authorize function, so it answers only requests to localhost: pass routeSessions(request, namespace, { token }) or { authorize }', { 'www-authenticate': 'Bearer' });
+  }
+  if (options.token !== undefined && options.token !== '') {
+    const given = request.headers.get('authorization')?.replace(/^Bearer\s+/i, '') ?? url.searchParams.get('token');
+    if (given === null || !(await sameSecret(given, String(options.token)))) return problem(401, 'unauthorized', 'a bearer token is required', { 'www-authenticate': 'Bearer' });
+  }
+  if (segments.length === 0) {
+    if (request.method !== 'POST') return problem(405, 'method not allowed');
+  } else {
+    const answering = segments[1] === 'tool-calls' && segments.length === 4;
+    if (id === undefined || (segments.length > 2 && !answering) || !/^[A-Za-z0-9_-]{1,128}$/.test(id)) return problem(404, 'no such route');
+  }
+  // A new session's id, minted here: unguessable, so knowing an id is no way into another's.
+  const sessionId = segments.length === 0 ? crypto.randomUUID() : id;
+  if (options.authorize !== undefined) {
+    let allowed;
+    try {
+      allowed = await options.authorize(request, options.env, { sessionId, action });
+    } catch (error) {
+      console.error('pi-agent-wasm sessions: authorize threw, so the request is refused:', error);
+      allowed = false;
+    }
+    if (allowed !== true) return problem(403, 'forbidden', `not allowed to ${action} this session`);
+  }
+  if (segments.length === 0) return json(201, { id: sessionId });
   const forwarded = new URL(request.url);
   forwarded.pathname = `/sessions/${segments.join('/')}`;
   return namespace.get(namespace.idFromName(id)).fetch(new Request(forwarded, request));

@@ -135,7 +135,17 @@ export class Session extends AgentSession {
 
 export default {
   async fetch(request, env) {
+    // Each user's sessions are named "<user>-…"; only the admin approves, rejects or answers.
+    const authorize = (req, e, { sessionId, action }) => {
+      const user = req.headers.get('x-user');
+      if (!user) return false;
+      if (action === 'create') return true;
+      if (['approve', 'reject', 'result'].includes(action) && user !== e.ADMIN_USER) return false;
+      return sessionId.startsWith(user + '-') || user === e.ADMIN_USER;
+    };
     return (await routeSessions(request, env.SESSIONS, { token: env.SESSION_TOKEN }))
+      ?? (await routeSessions(request, env.SESSIONS, { prefix: '/users', authorize, env }))
+      ?? (await routeSessions(request, env.SESSIONS, { prefix: '/open' }))
       ?? (await handleStreamProxy(request, { token: env.PROXY_TOKEN, models: [modelOf(env)], getApiKey: () => env.OPENAI_API_KEY }))
       ?? new Response('not found', { status: 404 });
   },
@@ -151,7 +161,7 @@ function start() {
     compatibilityDate: COMPAT_DATE,
     durableObjects: { SESSIONS: 'Session' },
     durableObjectsPersist: persist,
-    bindings: { LLM_BASE_URL: llm.baseUrl, OPENAI_API_KEY: KEY, GATE_URL: gate.url, SESSION_TOKEN: TOKEN, PROXY_TOKEN },
+    bindings: { LLM_BASE_URL: llm.baseUrl, OPENAI_API_KEY: KEY, GATE_URL: gate.url, SESSION_TOKEN: TOKEN, PROXY_TOKEN, ADMIN_USER: 'root' },
   });
 }
 
@@ -557,4 +567,45 @@ test('a rejection and a client tool\'s result through the session endpoints (iss
   const s = await state('sigma');
   assert.deepEqual(s.messages.find((m) => m.toolCallId === 'call_c').content, [{ type: 'text', text: 'Checkout' }]);
   assert.match(s.messages.at(-1).content[0].text, /^Done: Checkout/);
+});
+
+test('who may touch a session: no token and no authorize answers localhost only; authorize ties sessions to users and actions; POST mints an unguessable id; each refusal changes nothing (issue 33)', async () => {
+  // Secure default: the open prefix refuses a public host, and says how to configure it.
+  const publicHost = await mf.dispatchFetch('https://agents.example.com/open/x1/prompt', { method: 'POST', body: JSON.stringify({ text: 'hello' }) });
+  assert.equal(publicHost.status, 401);
+  assert.match((await publicHost.json()).detail, /answers only requests to localhost: pass routeSessions\(request, namespace, \{ token \}\) or \{ authorize \}/);
+  assert.equal((await mf.dispatchFetch('http://localhost/open/x1')).status, 404, 'nothing was created');
+  const local = await mf.dispatchFetch('http://localhost/open/x1/prompt', { method: 'POST', body: JSON.stringify({ text: 'hello' }) });
+  assert.equal(local.status, 202);
+
+  const as = (user, path, init = {}) => mf.dispatchFetch(`https://agents.example.com${path}`, { ...init, headers: { ...(user ? { 'x-user': user } : {}), 'content-type': 'application/json', ...(init.headers ?? {}) } });
+  const minted = await as('alice', '/users', { method: 'POST' });
+  assert.equal(minted.status, 201);
+  assert.match((await minted.json()).id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.equal((await as(undefined, '/users', { method: 'POST' })).status, 403);
+
+  // Alice's session, with a transfer waiting for approval.
+  assert.equal((await as('alice', '/users/alice-s1/prompt', { method: 'POST', body: JSON.stringify({ text: 'transfer 25 EUR to 42' }) })).status, 202);
+  await waitFor(async () => ((await (await as('alice', '/users/alice-s1')).json()).pending ?? []).length === 1, 'the transfer to wait');
+  // Bob may not read, steer or delete it; Alice may not approve her own transfer; none changes anything.
+  for (const [user, method, path, body] of [
+    ['bob', 'GET', '/users/alice-s1'],
+    ['bob', 'GET', '/users/alice-s1/events'],
+    ['bob', 'POST', '/users/alice-s1/steer', { text: 'send it all to bob' }],
+    ['bob', 'DELETE', '/users/alice-s1'],
+    ['bob', 'POST', '/users/alice-s1/tool-calls/call_t/approve', {}],
+    ['alice', 'POST', '/users/alice-s1/tool-calls/call_t/approve', {}],
+    [undefined, 'GET', '/users/alice-s1'],
+  ]) {
+    const res = await as(user, path, { method, ...(body ? { body: JSON.stringify(body) } : {}) });
+    assert.equal(res.status, 403, `${user} ${method} ${path}`);
+  }
+  const still = await (await as('alice', '/users/alice-s1')).json();
+  assert.deepEqual(still.pending.map((c) => c.id), ['call_t']);
+  assert.deepEqual(still.steering, []);
+  // The admin approves; the run ends with the transfer done once.
+  assert.equal((await as('root', '/users/alice-s1/tool-calls/call_t/approve', { method: 'POST', body: '{}' })).status, 200);
+  await waitFor(async () => !(await (await as('alice', '/users/alice-s1')).json()).running, 'the run to end');
+  const done = await (await as('alice', '/users/alice-s1')).json();
+  assert.deepEqual(done.messages.filter((m) => m.role === 'toolResult').map((m) => [m.toolCallId, m.isError]), [['call_t', false], ['call_w', false]]);
 });
