@@ -19,7 +19,7 @@
 //   handling throws on it, so prompt() rejects and listeners never see the run end).
 
 import { codedError, getDefaultStreamFn, startRun, CHECKPOINT_VERSION, UNTRACKED } from './loop.js';
-import { ToolCallGate } from './pending.js';
+import { ToolCallGate, callIds } from './pending.js';
 import { emptyUsage } from './messages.js';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'toolResult']);
@@ -201,7 +201,8 @@ export class Agent {
       this.#followUps.items = snapshot.followUps.slice();
       this.#restored = snapshot.position;
       this.#discardedUsage = snapshot.discardedUsage.slice();
-      this.#gate.load(snapshot.waiting, 'restore');
+      if (snapshot.position !== undefined) this.#gate.load(snapshot.waiting, 'restore', callIds(snapshot.messages));
+      else if (snapshot.waiting?.some((c) => c?.started !== true)) throw badSnapshot('waiting lists tool calls, but there is no run (position) to wait in');
     }
     this.sessionId = o.sessionId;
     this.thinkingBudgets = o.thinkingBudgets;
@@ -369,7 +370,7 @@ export class Agent {
       ...(position === undefined ? {} : { position }),
       discardedUsage,
     };
-    const waiting = this.#gate.save();
+    const waiting = position === undefined ? undefined : this.#gate.save();
     if (waiting !== undefined) snapshot.waiting = waiting;
     return snapshot;
   }

@@ -256,13 +256,17 @@ export interface AgentTool<TParameters extends object = object, TDetails = any> 
  * Not in pi: a tool whose calls may wait (pi's `AgentTool` stays pi's shape; a tool typed this
  * way is still an `AgentTool`).
  */
-export type WaitingAgentTool<TParameters extends object = object, TDetails = any> = AgentTool<TParameters, TDetails> & {
+export type WaitingAgentTool<TParameters extends object = object, TDetails = any> = Omit<AgentTool<TParameters, TDetails>, "execute"> & {
+  /** The tool's own run, after an approval; a client tool has none. */
+  execute?: AgentTool<TParameters, TDetails>["execute"];
   /**
    * Whether a call waits for a person's approval before it runs (the run emits
    * `tool_execution_waiting` and waits; `approve`/`reject` answer). A function gets the
-   * arguments and the live context; a non-empty string is yes, with the reason shown.
+   * arguments, the context as the run has it (its messages so far, its tools) and the run's
+   * signal; what it returns counts as true or false, and a non-empty string is yes, with
+   * the reason shown. It runs after `beforeToolCall` (a call that hook blocks never waits).
    */
-  needsApproval?: boolean | ((args: any, context: AgentContext) => MaybePromise<boolean | string | undefined>);
+  needsApproval?: boolean | ((args: any, context: AgentContext, signal?: AbortSignal) => MaybePromise<unknown>);
   /**
    * A client tool, declared by its schema alone: its calls wait until a client runs it
    * elsewhere and answers with `resolveToolCall` (or `reject`). `execute` is not called.
@@ -515,7 +519,7 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
   /** Not in pi: answers the run's waiting tool calls (see {@link WaitingAgentTool}). */
   toolCallGate?: ToolCallGate;
   /** Not in pi: whether a call of any tool needs approval (as {@link WaitingAgentTool}). */
-  needsApproval?: (call: { toolCallId: string; toolName: string; args: any; context: AgentContext }) => MaybePromise<boolean | string | undefined>;
+  needsApproval?: (call: { toolCallId: string; toolName: string; args: any; context: AgentContext }, signal?: AbortSignal) => MaybePromise<unknown>;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -638,7 +642,7 @@ export type AgentEvent =
 /**
  * Not in pi: the event of a call that waits for an answer (see {@link WaitingAgentTool}).
  * Listeners get it only in runs whose tools wait; it is not in {@link AgentEvent}, which stays
- * pi's union: test `(event as ToolExecutionWaitingEvent).type === "tool_execution_waiting"`.
+ * pi's union: test `(event as AgentEvent | ToolExecutionWaitingEvent).type === "tool_execution_waiting"`.
  */
 export type ToolExecutionWaitingEvent = { type: "tool_execution_waiting" } & WaitingToolCall;
 

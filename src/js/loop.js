@@ -11,7 +11,7 @@ import { describeError } from './describe-error.js';
 import { redact } from './redact.js';
 import { emptyAssistantMessage } from './messages.js';
 import { ToolArguments } from './streaming-json.js';
-import { runGlue } from './pending.js';
+import { runGlue, callIds } from './pending.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -702,7 +702,7 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   if (needsApproval !== undefined && typeof needsApproval !== 'function') return Promise.reject(new TypeError('config.needsApproval is not a function'));
   if (gate !== undefined && typeof gate?.park !== 'function') return Promise.reject(invalidInput('config.toolCallGate must be a ToolCallGate'));
   try {
-    gate?.load(waiting, 'checkpoint');
+    if (waiting !== undefined && gate !== undefined) gate.load(waiting, 'checkpoint', callIds(items(context?.messages, 'context.messages')));
   } catch (error) {
     return Promise.reject(error);
   }
@@ -719,15 +719,26 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
     beforeExecute = wrapped.checkpoint;
   }
   const watched = watchRun(sink, mode === 'resume' ? resumedRun(context.messages, position) : undefined);
-  const glue = runGlue(GLUE, { gate, needsApproval, emit: watched.emit, checkpoint: beforeExecute });
-  return guarded(
+  // The run's messages, for a `needsApproval` that asks (pending.js): the context's, read when
+  // first asked, then each message the run ended.
+  const ended = [];
+  let initial;
+  const messages = () => [...(initial ??= items(context?.messages, 'context.messages') ?? []), ...ended];
+  const emitAll = (event) => {
+    if (event?.type === 'message_end') ended.push(event.message);
+    return watched.emit(event);
+  };
+  const glue = runGlue(GLUE, { gate, needsApproval, emit: watched.emit, checkpoint: beforeExecute, messages });
+  const run = guarded(
     (wasm) => {
       wasmNow = wasm;
       // One object: the keys are the getters of glue.rs `RunOptions`.
-      return wasm.runLoop(glue, { mode, prompts, context, config, emit: watched.emit, signal, streamFn: resolveStreamFn(streamFn), position, id, checkpoint: beforeExecute });
+      return wasm.runLoop(glue, { mode, prompts, context, config, emit: emitAll, signal, streamFn: resolveStreamFn(streamFn), position, id, checkpoint: beforeExecute });
     },
     (crash) => watched.close(crashText(crash), config),
   );
+  if (gate === undefined) return run;
+  return run.finally(() => gate.runEnded());
 }
 
 function run(prompts, context, config, emit, signal, streamFn, isContinue) {

@@ -6,8 +6,8 @@
 // pi does.
 
 /** An `invalid_input` error, as the core's own. */
-function invalidInput(message) {
-  return Object.assign(new Error(message), { code: 'invalid_input' });
+function invalidInput(message, cause) {
+  return Object.assign(new Error(message), { code: 'invalid_input' }, cause === undefined ? {} : { cause });
 }
 
 const KINDS = ['approval', 'client'];
@@ -26,6 +26,22 @@ function rejection(call, reason) {
     : `The user rejected tool call ${call.toolName}${why} It did not run.`;
 }
 
+/** The ids of the tool calls in `messages` (a snapshot's transcript): what its `waiting`
+ * may name. */
+export function callIds(messages) {
+  const ids = new Set();
+  for (const m of messages ?? []) {
+    if (m?.role !== 'assistant' || !Array.isArray(m.content)) continue;
+    for (const b of m.content) if (b?.type === 'toolCall' && typeof b.id === 'string') ids.add(b.id);
+  }
+  return ids;
+}
+
+/** Whether a tool's calls may wait (it says so itself). */
+export function waits(tool) {
+  return tool?.client === true || (tool?.needsApproval !== undefined && tool?.needsApproval !== false);
+}
+
 /**
  * The answers of waiting tool calls. An `Agent` has one (`agent.approve(id)` and the rest
  * call it); the loop functions take one as `config.toolCallGate`.
@@ -36,10 +52,15 @@ export class ToolCallGate {
   /** id -> call that a restored snapshot says was waiting, until its resumed run parks it
    * again; `call.answer` once answered meanwhile. */
   #restored = new Map();
+  /** Ids of calls of a waiting tool whose own `execute` has started (so a cut after it is an
+   * interrupted call, not one to ask again). */
+  #started = new Set();
+  /** Per abort signal, the waiting calls to end when it aborts (one listener per signal). */
+  #aborts = new WeakMap();
 
   /** The calls waiting for an answer, in the order they began to wait. */
   get waiting() {
-    const restored = [...this.#restored.values()].filter((c) => c.answer === undefined && !this.#waiting.has(c.toolCallId));
+    const restored = [...this.#restored.values()].filter((c) => c.answer === undefined);
     return [...restored, ...[...this.#waiting.values()].map((w) => w.call)].map(entry);
   }
 
@@ -56,7 +77,7 @@ export class ToolCallGate {
 
   /** Ends a client call with the result its client computed: `{ content, details?, isError? }`. */
   resolveToolCall(toolCallId, result) {
-    this.#answer(toolCallId, 'resolveToolCall', { result: clientResult(result) });
+    this.#answer(toolCallId, 'resolveToolCall', { result: clientResult(result, 'resolveToolCall') });
   }
 
   #answer(toolCallId, verb, answer) {
@@ -64,12 +85,11 @@ export class ToolCallGate {
     const live = this.#waiting.get(toolCallId);
     const restored = this.#restored.get(toolCallId);
     const call = live?.call ?? (restored?.answer === undefined ? restored : undefined);
-    if (call === undefined) throw invalidInput(`${verb}: no tool call ${JSON.stringify(toolCallId)} is waiting (it may have been answered, aborted or never asked)`);
+    if (call === undefined) throw invalidInput(`${verb}: no tool call ${JSON.stringify(toolCallId)} is waiting (it may have been answered, aborted, not asked yet, or never asked)`);
     if (verb === 'approve' && call.kind !== 'approval') throw invalidInput(`approve: tool call ${JSON.stringify(toolCallId)} waits for its client's result: use resolveToolCall() or reject()`);
     if (verb === 'resolveToolCall' && call.kind !== 'client') throw invalidInput(`resolveToolCall: tool call ${JSON.stringify(toolCallId)} waits for approval: use approve() or reject()`);
     if (live) {
       this.#waiting.delete(toolCallId);
-      this.#restored.delete(toolCallId);
       live.settle(answer);
     } else {
       restored.answer = answer;
@@ -77,102 +97,173 @@ export class ToolCallGate {
   }
 
   /** Parks `call` of a run (or takes the answer it got while its run was not running):
-   * resolves with the answer; rejects with pi's abort text when `signal` aborts. */
+   * `{ answer }`, a Promise of the answer that rejects with pi's abort text when `signal`
+   * aborts, with `early` when it was answered already; `{ error }` when the id waits already. */
   park(call, signal) {
-    const restored = this.#restored.get(call.toolCallId);
-    if (restored?.answer !== undefined) {
-      this.#restored.delete(call.toolCallId);
-      return { answer: Promise.resolve(restored.answer), early: true };
-    }
+    const id = call.toolCallId;
+    if (this.#waiting.has(id)) return { error: `Tool call id ${JSON.stringify(id)} is already waiting for an answer: tool call ids must be unique` };
+    const restored = this.#restored.get(id);
+    this.#restored.delete(id);
+    if (restored?.answer !== undefined) return { answer: Promise.resolve(restored.answer), early: true };
     const answer = new Promise((resolve, reject) => {
-      const aborted = () => {
-        this.#waiting.delete(call.toolCallId);
+      const abort = () => {
+        this.#waiting.delete(id);
         reject(new Error('Operation aborted'));
       };
-      if (signal?.aborted) return aborted();
-      signal?.addEventListener?.('abort', aborted, { once: true });
-      this.#waiting.set(call.toolCallId, {
-        call,
-        settle: (a) => {
-          signal?.removeEventListener?.('abort', aborted);
-          resolve(a);
-        },
-      });
+      if (signal?.aborted) return abort();
+      this.#waiting.set(id, { call, settle: resolve, abort, signal });
+      this.#onAbort(signal);
     });
     return { answer, early: false };
   }
 
-  /** Whether a restored snapshot said `toolCallId` was waiting (its resumed run asks again). */
-  wasWaiting(toolCallId) {
-    return this.#restored.has(toolCallId);
+  /** One abort listener per signal, ending every call of this gate still waiting on it. */
+  #onAbort(signal) {
+    if (!signal || typeof signal.addEventListener !== 'function' || this.#aborts.has(signal)) return;
+    this.#aborts.set(signal, true);
+    signal.addEventListener('abort', () => {
+      for (const w of [...this.#waiting.values()]) if (w.signal === signal) w.abort();
+    }, { once: true });
   }
 
-  /** For snapshots and checkpoints: the waiting calls, and the answers their runs have not
-   * taken yet (`answer`); `undefined` when there are none. */
+  /** Forgets a parked call whose run failed before it could be answered. */
+  drop(toolCallId) {
+    this.#waiting.delete(toolCallId);
+  }
+
+  /** Marks that a waiting tool's own `execute` starts for `toolCallId`. */
+  start(toolCallId) {
+    this.#started.add(toolCallId);
+  }
+
+  /** Whether a resumed run should run `toolCallId` again, cut off with its tool not started:
+   * it was waiting, or its waiting tool had not started. */
+  rerun(toolCallId, tool) {
+    if (this.#restored.has(toolCallId)) return true;
+    return waits(tool) && !this.#started.has(toolCallId);
+  }
+
+  /** A run ended: what it did not take from a restored snapshot is of no run any more. */
+  runEnded() {
+    this.#restored.clear();
+    this.#started.clear();
+  }
+
+  /** For snapshots and checkpoints: the waiting calls (with the answers their runs have not
+   * taken yet, `answer`), and the calls whose waiting tool started (`started: true`);
+   * `undefined` when there are none. */
   save() {
-    const restored = [...this.#restored.values()].filter((c) => !this.#waiting.has(c.toolCallId));
-    const calls = [...restored.map((c) => (c.answer === undefined ? entry(c) : { ...entry(c), answer: c.answer })), ...[...this.#waiting.values()].map((w) => entry(w.call))];
+    const restored = [...this.#restored.values()].map((c) => (c.answer === undefined ? entry(c) : { ...entry(c), answer: c.answer }));
+    const started = [...this.#started].map((toolCallId) => ({ toolCallId, started: true }));
+    const calls = [...restored, ...[...this.#waiting.values()].map((w) => entry(w.call)), ...started];
     return calls.length === 0 ? undefined : calls;
   }
 
-  /** Takes the waiting calls of a snapshot or checkpoint (`save()`'s list, checked). */
-  load(list, what) {
+  /** Takes the waiting calls of a snapshot or checkpoint (`save()`'s list), each checked:
+   * `ids` are the tool call ids the snapshot's run may have. */
+  load(list, what, ids) {
     if (list === undefined) return;
     if (!Array.isArray(list)) throw invalidInput(`${what}: waiting must be an array`);
+    const seen = new Set();
     const read = list.map((c, i) => {
       const at = `${what}: waiting[${i}]`;
       if (c === null || typeof c !== 'object') throw invalidInput(`${at} is not an object`);
-      if (typeof c.toolCallId !== 'string' || typeof c.toolName !== 'string') throw invalidInput(`${at}: toolCallId and toolName must be strings`);
+      if (typeof c.toolCallId !== 'string') throw invalidInput(`${at}: toolCallId must be a string`);
+      if (seen.has(c.toolCallId)) throw invalidInput(`${at}: tool call ${JSON.stringify(c.toolCallId)} is listed twice`);
+      seen.add(c.toolCallId);
+      if (ids !== undefined && !ids.has(c.toolCallId)) throw invalidInput(`${at}: tool call ${JSON.stringify(c.toolCallId)} is not a call of the snapshot's run`);
+      if (c.started === true) return { started: c.toolCallId };
+      if (typeof c.toolName !== 'string') throw invalidInput(`${at}: toolName must be a string`);
       if (!KINDS.includes(c.kind)) throw invalidInput(`${at}: kind must be "approval" or "client"`);
       if (c.reason !== undefined && typeof c.reason !== 'string') throw invalidInput(`${at}: reason must be a string`);
       const call = entry(c);
-      if (c.answer !== undefined) call.answer = readAnswer(c.answer, at);
+      if (c.answer !== undefined) call.answer = readAnswer(c.answer, c.kind, at);
       return call;
     });
-    for (const call of read) this.#restored.set(call.toolCallId, call);
+    for (const call of read) {
+      if (call.started !== undefined) this.#started.add(call.started);
+      else this.#restored.set(call.toolCallId, call);
+    }
   }
 }
 
-function readAnswer(a, at) {
+/** A saved answer, as the live API would take it for a call of `kind`. */
+function readAnswer(a, kind, at) {
   if (a === null || typeof a !== 'object') throw invalidInput(`${at}: answer is not an object`);
-  if (a.result !== undefined) return { result: clientResult(a.result) };
+  if (a.result !== undefined) {
+    if (kind !== 'client') throw invalidInput(`${at}: an approval call's answer has no result`);
+    return { result: clientResult(a.result, `${at}: answer`) };
+  }
   if (typeof a.approved !== 'boolean') throw invalidInput(`${at}: answer.approved must be a boolean`);
+  if (a.approved && kind !== 'approval') throw invalidInput(`${at}: a client call is not approved`);
   if (a.reason !== undefined && typeof a.reason !== 'string') throw invalidInput(`${at}: answer.reason must be a string`);
   return a.reason === undefined ? { approved: a.approved } : { approved: a.approved, reason: a.reason };
 }
 
-/** A client's result, checked: `{ content: [...], details?, isError? }`. */
-function clientResult(result) {
-  if (result === null || typeof result !== 'object' || Array.isArray(result)) throw invalidInput('resolveToolCall: the result must be an object { content, details?, isError? }');
-  if (!Array.isArray(result.content)) throw invalidInput('resolveToolCall: the result\'s content must be an array of content blocks');
-  if (result.isError !== undefined && typeof result.isError !== 'boolean') throw invalidInput('resolveToolCall: the result\'s isError must be a boolean');
-  return result;
+/** A content block a client may answer with: text, or an image. */
+function isBlock(b) {
+  return b !== null && typeof b === 'object'
+    && ((b.type === 'text' && typeof b.text === 'string') || (b.type === 'image' && typeof b.data === 'string' && typeof b.mimeType === 'string'));
+}
+
+/** A client's result, checked: `{ content: [text or image blocks], details?, isError? }`. A
+ * getter or trap that throws is an `invalid_input` error with what it threw as `cause`. */
+function clientResult(result, what) {
+  try {
+    if (result === null || typeof result !== 'object' || Array.isArray(result)) throw invalidInput(`${what}: the result must be an object { content, details?, isError? }`);
+    const { content, isError } = result;
+    if (!Array.isArray(content) || !content.every(isBlock)) throw invalidInput(`${what}: the result's content must be an array of text or image blocks`);
+    if (isError !== undefined && typeof isError !== 'boolean') throw invalidInput(`${what}: the result's isError must be a boolean`);
+    return result;
+  } catch (error) {
+    if (error?.code === 'invalid_input') throw error;
+    throw invalidInput(`${what}: the result cannot be read`, error);
+  }
 }
 
 /**
  * The run's glue (src/js/loop.js `GLUE`) with waiting tool calls: `executeTool` parks a call
- * that needs an answer, and `onInterruptedToolCall` reruns a call a restored snapshot says
- * was waiting (it waits again, or takes the answer it got meanwhile). `run`: `{ gate,
- * needsApproval, emit, checkpoint }`.
+ * that needs an answer, and `onInterruptedToolCall` reruns a call cut off before its tool
+ * started (it waits again, or takes the answer it got meanwhile). `run`: `{ gate,
+ * needsApproval, emit, checkpoint, messages }`, `messages()` the run's transcript so far.
  */
 export function runGlue(glue, run) {
   const own = Object.create(glue);
   own.liveContext = (...a) => (run.live = glue.liveContext(...a));
   own.executeTool = (tool, id, args, signal, onUpdate) => {
-    if (tool.client !== true && (tool.needsApproval === undefined || tool.needsApproval === false) && run.needsApproval === undefined) {
-      return tool.execute(id, args, signal, onUpdate);
-    }
+    if (!waits(tool) && run.needsApproval === undefined) return tool.execute(id, args, signal, onUpdate);
     return waitThenExecute(run, tool, id, args, signal, onUpdate);
   };
   own.hook = (config, name) => {
     const f = glue.hook(config, name);
     if (name !== 'onInterruptedToolCall' || run.gate === undefined) return f;
     return function onInterruptedToolCall(context, signal) {
-      if (run.gate.wasWaiting(context?.toolCall?.id)) return 'rerun';
+      const call = context?.toolCall;
+      const tool = context?.context?.tools?.find?.((t) => t?.name === call?.name);
+      if (run.gate.rerun(call?.id, tool)) return 'rerun';
       return f === undefined ? undefined : f.call(this, context, signal);
     };
   };
   return own;
+}
+
+/** Per abort signal, one Promise that rejects with pi's abort error when it aborts (one
+ * listener per signal, however many calls race it). */
+const abortedBy = new WeakMap();
+
+/** `value`, or pi's abort error as soon as `signal` aborts while it is pending. */
+function unlessAborted(value, signal) {
+  if (typeof value?.then !== 'function' || !signal || typeof signal.addEventListener !== 'function') return value;
+  let aborted = abortedBy.get(signal);
+  if (aborted === undefined) {
+    aborted = new Promise((_, reject) => {
+      if (signal.aborted) reject(new Error('Operation aborted'));
+      else signal.addEventListener('abort', () => reject(new Error('Operation aborted')), { once: true });
+    });
+    aborted.catch(() => {});
+    abortedBy.set(signal, aborted);
+  }
+  return Promise.race([value, aborted]);
 }
 
 async function waitThenExecute(run, tool, id, args, signal, onUpdate) {
@@ -180,26 +271,39 @@ async function waitThenExecute(run, tool, id, args, signal, onUpdate) {
   let kind = tool.client === true ? 'client' : undefined;
   let reason;
   if (kind === undefined) {
-    const context = run.live?.context;
+    // The context as the run has it now: its messages so far, and its tools.
+    const context = { ...run.live?.context, messages: run.messages() };
     const own = tool.needsApproval;
-    let verdict = typeof own === 'function' ? await own.call(tool, args, context) : own;
-    if (!verdict && run.needsApproval !== undefined) verdict = await run.needsApproval({ toolCallId: id, toolName: name, args, context });
+    let verdict = typeof own === 'function' ? await unlessAborted(own.call(tool, args, context, signal), signal) : own;
+    if (!verdict && run.needsApproval !== undefined) verdict = await unlessAborted(run.needsApproval({ toolCallId: id, toolName: name, args, context }, signal), signal);
     if (verdict) kind = 'approval';
     if (typeof verdict === 'string' && verdict !== '') reason = verdict;
   }
-  if (kind === undefined) return tool.execute(id, args, signal, onUpdate);
-  if (run.gate === undefined) {
-    const what = kind === 'client' ? 'is a client tool' : 'needs approval';
-    throw new Error(`Tool ${name} ${what}, and this run has no toolCallGate to answer it (config.toolCallGate)`);
+  if (signal?.aborted) throw new Error('Operation aborted');
+  if (kind !== undefined) {
+    if (run.gate === undefined) {
+      const what = kind === 'client' ? 'is a client tool' : 'needs approval';
+      throw new Error(`Tool ${name} ${what}, and this run has no toolCallGate to answer it (config.toolCallGate)`);
+    }
+    const call = { toolCallId: id, toolName: name, args, kind, reason };
+    // Parked before its event: a listener may answer at once.
+    const parked = run.gate.park(call, signal);
+    if (parked.error !== undefined) throw new Error(parked.error);
+    if (!parked.early) {
+      try {
+        await run.emit({ type: 'tool_execution_waiting', ...entry(call) });
+      } catch (error) {
+        run.gate.drop(id);
+        throw error;
+      }
+    }
+    const a = await parked.answer;
+    if (a.result !== undefined) return a.result;
+    if (!a.approved) throw new Error(rejection(call, a.reason));
   }
-  const call = { toolCallId: id, toolName: name, args, kind, reason };
-  // Parked before its event: a listener may answer at once.
-  const { answer, early } = run.gate.park(call, signal);
-  if (!early) await run.emit({ type: 'tool_execution_waiting', ...entry(call) });
-  const a = await answer;
-  if (a.result !== undefined) return a.result;
-  if (!a.approved) throw new Error(rejection(call, a.reason));
-  // Approved: saved as run (maybe) before the tool starts, so a restore does not ask again.
+  // The tool starts now: saved first, so a restore after this never asks again, and one
+  // before it asks again instead of calling the call interrupted.
+  run.gate?.start(id);
   await run.checkpoint?.();
   return tool.execute(id, args, signal, onUpdate);
 }

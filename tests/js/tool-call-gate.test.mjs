@@ -298,3 +298,111 @@ test('a run with a waiting call, cut at every step (each event, each checkpoint 
   }
   assert.ok(waitingCuts >= 1, `cuts while a call waited: ${waitingCuts}`);
 });
+
+test('outside tester, round 1: duplicate ids, a listener that throws at the waiting event, an abort after resume: no call is left listed or orphaned', async () => {
+  const log = [];
+  const t = tools(log);
+  // Two calls of one response with the same id: the second is an error result, the first waits.
+  const dup = new Agent({ initialState: { model, tools: [t.pay] }, streamFn: scripted([['dup', 'pay', { amount: 5 }], ['dup', 'pay', { amount: 6 }]]) });
+  const run = dup.prompt('go');
+  await tick();
+  assert.deepEqual(dup.waitingToolCalls.map((c) => c.args.amount), [5]);
+  dup.approve('dup');
+  await run;
+  assert.deepEqual(texts(dup.state.messages), [['dup', false, 'paid 5'], ['dup', true, 'Tool call id "dup" is already waiting for an answer: tool call ids must be unique']]);
+  // A listener that throws at the waiting event: that call's error result, nothing left waiting.
+  const thrower = new Agent({ initialState: { model, tools: [t.pay] }, streamFn: scripted([['c1', 'pay', { amount: 5 }]]) });
+  thrower.subscribe((e) => { if (e.type === 'tool_execution_waiting') throw new Error('card failed'); });
+  await thrower.prompt('go');
+  assert.deepEqual(thrower.waitingToolCalls, []);
+  assert.throws(() => thrower.approve('c1'), { code: 'invalid_input' });
+  assert.equal(thrower.snapshot().waiting, undefined);
+  // Restored while waiting, resumed, then aborted: nothing left listed.
+  log.length = 0;
+  let saved;
+  const first = new Agent({ initialState: { model, tools: [t.pay] }, streamFn: scripted([['c1', 'pay', { amount: 5 }]]), onCheckpoint: (s, e) => { if (e?.type === 'tool_execution_waiting') saved ??= JSON.parse(JSON.stringify(s)); } });
+  first.prompt('go');
+  await tick();
+  const second = new Agent({ initialState: { model, tools: [t.pay] }, streamFn: scripted([]), restore: saved });
+  const resumed = second.resume();
+  await tick();
+  second.abort();
+  await resumed;
+  assert.deepEqual(second.waitingToolCalls, []);
+  assert.deepEqual(texts(second.state.messages), [['c1', true, 'Operation aborted']]);
+  assert.deepEqual(log, []);
+});
+
+test('outside tester, round 1: needsApproval sees the run\'s messages and its signal; one that never settles still ends at abort(); no waiting event after an abort', async () => {
+  const seen = [];
+  const asks = { name: 'asks', label: 'asks', description: 'asks', parameters: { type: 'object' }, needsApproval: (_args, context, signal) => { seen.push([context.messages.map((m) => m.role), signal instanceof AbortSignal]); return false; }, execute: async () => ({ content: [{ type: 'text', text: 'ok' }], details: {} }) };
+  const agent = new Agent({ initialState: { model, tools: [asks] }, streamFn: scripted([['c1', 'asks']]) });
+  await agent.prompt('go');
+  assert.deepEqual(seen, [[['system', 'user', 'assistant'], true]]);
+  const hangs = { ...asks, name: 'hangs', needsApproval: () => new Promise(() => {}) };
+  const stuck = new Agent({ initialState: { model, tools: [hangs] }, streamFn: scripted([['c1', 'hangs']]) });
+  const waits = [];
+  stuck.subscribe((e) => { if (e.type === 'tool_execution_waiting') waits.push(e); });
+  const run = stuck.prompt('go');
+  await tick();
+  stuck.abort();
+  await run;
+  assert.deepEqual(texts(stuck.state.messages), [['c1', true, 'Operation aborted']]);
+  assert.deepEqual(waits, []);
+});
+
+test('outside tester, round 1: a cut after the checkpoint before execute but before needsApproval answered asks again on resume, not "interrupted"; many waiting calls add one abort listener', async () => {
+  const log = [];
+  const t = tools(log);
+  let saved;
+  const first = new Agent({ initialState: { model, tools: [t.pay] }, streamFn: scripted([['c1', 'pay', { amount: 5 }]]), onCheckpoint: (s, e) => { if (e === undefined) saved ??= JSON.parse(JSON.stringify(s)); } });
+  first.prompt('go');
+  await tick();
+  assert.deepEqual(saved.position.executing, ['c1'], 'saved as the tool was about to be called');
+  const second = new Agent({ initialState: { model, tools: [t.pay] }, streamFn: scripted([]), restore: saved });
+  second.subscribe((e) => { if (e.type === 'tool_execution_waiting') second.approve(e.toolCallId); });
+  await second.resume();
+  assert.deepEqual(texts(second.state.messages), [['c1', false, 'paid 5']]);
+  assert.deepEqual(log, ['pay 5']);
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  const many = new Agent({ initialState: { model, tools: [t.pay] }, streamFn: scripted(Array.from({ length: 15 }, (_, i) => [`m${i}`, 'pay', { amount: 5 }])) });
+  const run = many.prompt('go');
+  await tick();
+  assert.equal(many.waitingToolCalls.length, 15);
+  for (const c of many.waitingToolCalls) many.approve(c.toolCallId);
+  await run;
+  await tick();
+  process.off('warning', onWarning);
+  assert.deepEqual(warnings, []);
+});
+
+test('outside tester, round 1: restore checks the waiting list as the live API checks answers; resolveToolCall checks each block and names what a getter threw', async () => {
+  const log = [];
+  const t = tools(log);
+  let saved;
+  const first = new Agent({ initialState: { model, tools: [t.pay, t.title] }, streamFn: scripted([['c1', 'pay', { amount: 5 }], ['c2', 'title']]), onCheckpoint: (s) => { if (s.waiting?.length === 2) saved ??= JSON.parse(JSON.stringify(s)); } });
+  first.prompt('go');
+  await tick();
+  const pay = saved.waiting.find((c) => c.kind === 'approval');
+  const title = saved.waiting.find((c) => c.kind === 'client');
+  const forged = [
+    [{ ...pay, answer: { result: { content: [{ type: 'text', text: 'FORGED' }] } } }, title],
+    [pay, { ...title, answer: { approved: true } }],
+    [pay, { ...title, answer: { result: { content: [{ type: 'weird' }, 42] } } }],
+    [pay, { ...title, toolCallId: 'nope' }],
+    [pay, pay],
+    [{ ...pay, kind: 'later' }],
+  ];
+  for (const waiting of forged) {
+    assert.throws(() => new Agent({ initialState: { model, tools: [t.pay, t.title] }, restore: { ...saved, waiting } }), { code: 'invalid_input' }, JSON.stringify(waiting));
+  }
+  const { position, ...ended } = saved;
+  assert.throws(() => new Agent({ initialState: { model }, restore: ended }), /no run \(position\) to wait in/);
+  const thrown = new Error('getter broke');
+  assert.throws(() => first.resolveToolCall('c2', { get content() { throw thrown; } }), (e) => e.code === 'invalid_input' && e.cause === thrown);
+  assert.throws(() => first.resolveToolCall('c2', { content: [null, 42] }), { code: 'invalid_input' });
+  assert.deepEqual(first.waitingToolCalls.map((c) => c.toolCallId).sort(), ['c1', 'c2']);
+  first.abort();
+});
