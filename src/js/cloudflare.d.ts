@@ -104,7 +104,7 @@ export declare function routeSessions(
 
 /** What a request does to a session, as `authorize` is told (`create` is `POST` of the
  * prefix, which answers a new, unguessable session id). */
-export type SessionAction = "create" | "read" | "prompt" | "steer" | "follow-up" | "abort" | "delete" | "approve" | "reject" | "result";
+export type SessionAction = "create" | "read" | "prompt" | "steer" | "follow-up" | "abort" | "delete" | "import" | "approve" | "reject" | "result";
 
 /**
  * The server side of pi's `streamProxy` (`POST /api/stream` by default): a browser agent

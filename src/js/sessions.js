@@ -109,7 +109,9 @@ function compact(event) {
 /** Update ids of one instance start at `epoch * UPDATE_EPOCH` after each stored event, so a
  * restarted session never gives an update id it gave before. */
 const UPDATE_EPOCH = 1e6;
-const ACTIONS = new Set(['', 'events', 'prompt', 'steer', 'follow-up', 'abort', 'tool-calls']);
+const ACTIONS = new Set(['', 'events', 'prompt', 'steer', 'follow-up', 'abort', 'tool-calls', 'snapshot', 'import']);
+/** The largest snapshot `POST /sessions/:id/import` takes. */
+const MAX_IMPORT = 8 * 1024 * 1024;
 /** `POST /sessions/:id/tool-calls/:callId/<answer>`: the answers of a waiting tool call. */
 const ANSWERS = new Set(['approve', 'reject', 'result']);
 
@@ -315,6 +317,37 @@ export class AgentSession {
     return waiting.size > 0 && [...this.agent.state.pendingToolCalls].every((id) => waiting.has(id));
   }
 
+  /** `POST /sessions/:id/import`: a page `Agent`'s snapshot becomes this session, and its run
+   * goes on here. The session's own model is kept (a snapshot's model, `baseUrl` included,
+   * never reaches the key), and the answers of waiting calls are dropped (they are asked
+   * again here); the transcript is taken as it is, so let only its owner import. */
+  async #import(request) {
+    if (this.agent.state.isStreaming || this.runDone) return problem(409, 'session busy', 'a run is in progress: abort it first');
+    const { body, error } = await readBody(request, MAX_IMPORT);
+    if (error) return error;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return problem(400, 'malformed snapshot', 'expected an Agent snapshot');
+    const own = this.options.initialState?.model;
+    if (own === undefined) return problem(409, 'no model', 'this session has no model of its own (agentOptions().initialState.model) to import a run with');
+    const { model, ...rest } = body;
+    const waiting = Array.isArray(rest.waiting) ? rest.waiting.map((c) => (c !== null && typeof c === 'object' ? (({ answer, ...call }) => call)(c) : c)) : rest.waiting;
+    const snapshot = waiting === undefined ? rest : { ...rest, waiting };
+    // The run's model too (a resumed run requests with the position's): always the session's.
+    if (snapshot.position !== null && typeof snapshot.position === 'object') snapshot.position = { ...snapshot.position, model: own };
+    let agent;
+    try {
+      agent = new Agent({ ...this.options, restore: snapshot });
+    } catch (e) {
+      if (e?.code !== 'invalid_input') throw e;
+      return problem(400, 'malformed snapshot', e.message);
+    }
+    agent.subscribe((event) => this.#live(event));
+    this.agent = agent;
+    this.snapshot = snapshot;
+    await this.#save();
+    if (agent.snapshot().position !== undefined) this.#start(() => this.#resume());
+    return json(202, { imported: true, lastEventId: String(this.lastEventId) });
+  }
+
   /** `POST /sessions/:id/tool-calls/:callId/approve | reject | result`: the first answer
    * wins; a call that is not waiting (answered already, aborted, unknown) is a 409. */
   async #answer(request, callId, verb) {
@@ -358,6 +391,10 @@ export class AgentSession {
       if (!this.exists) return problem(404, 'unknown session');
       return json(200, this.#state());
     }
+    if (method === 'GET' && action === 'snapshot') {
+      if (!this.exists) return problem(404, 'unknown session');
+      return json(200, agent.snapshot());
+    }
     if (method === 'GET' && action === 'events') {
       if (!this.exists) return problem(404, 'unknown session');
       return this.#events(request, url);
@@ -388,6 +425,8 @@ export class AgentSession {
       return json(200, this.#state());
     }
     if (action === '' || action === 'events') return problem(405, 'method not allowed');
+    if (action === 'import') return this.#import(request);
+    if (action === 'snapshot') return problem(405, 'method not allowed');
     if (action === 'tool-calls') {
       const [, , , callId, verb] = url.pathname.split('/').filter(Boolean);
       if (callId === undefined || !ANSWERS.has(verb)) return problem(404, 'no such route');
@@ -512,11 +551,13 @@ async function sameSecret(a, b) {
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** What a request does to a session, as `authorize` is told: `create` (`POST` the prefix),
- * `read` (the state and the events), `prompt`, `steer`, `follow-up`, `abort`, `delete`,
+ * `read` (the state, the events and the snapshot), `prompt`, `steer`, `follow-up`, `abort`,
+ * `delete`, `import` (a page's snapshot replaces the session),
  * `approve`, `reject`, `result` (a waiting tool call's answers). */
 function actionOf(method, segments) {
   if (segments.length === 0) return 'create';
   if (method === 'DELETE') return 'delete';
+  if (segments[1] === 'import') return 'import';
   if (segments[1] === 'tool-calls') return segments[3];
   if (method === 'GET' || segments[1] === undefined) return 'read';
   return segments[1];
