@@ -648,14 +648,14 @@ export const UNTRACKED = new Set(['message_update', 'tool_execution_update']);
  * event that moves the run (all but updates), once the caller's emit settled,
  * `onCheckpoint({ version, messages, position }, event)` is awaited; and before each tool's
  * `execute`, `onCheckpoint(checkpoint)` with no event. `messages` is the run's transcript
- * (the context's messages, then each message of the run at its `message_end`); `position` is
- * where the run stands in it.
+ * (`transcript()`: the context's messages, then each message of the run at its
+ * `message_end`); `position` is where the run stands in it.
  */
 function checkpointing(emit, onCheckpoint, transcript, position, gate) {
   const save = (event) => {
     const at = position();
     if (at === undefined) return undefined;
-    const checkpoint = { version: CHECKPOINT_VERSION, messages: transcript.slice(), position: at };
+    const checkpoint = { version: CHECKPOINT_VERSION, messages: transcript(), position: at };
     // Tool calls waiting for an answer (pending.js), only when there are some.
     const waiting = gate?.save();
     if (waiting !== undefined) checkpoint.waiting = waiting;
@@ -664,7 +664,6 @@ function checkpointing(emit, onCheckpoint, transcript, position, gate) {
   return {
     emit(event) {
       if (UNTRACKED.has(event.type)) return emit(event);
-      if (event.type === 'message_end') transcript.push(event.message);
       const pending = emit(event);
       return (async () => {
         await pending;
@@ -686,7 +685,17 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   let wasmNow;
   const where = () => (wasmNow === undefined ? undefined : wasmNow.runPosition(id));
   if (probe) probe.position = where;
-  let sink = emit;
+  // The run's transcript, for checkpoints and for a `needsApproval` that asks (pending.js):
+  // the context's messages (read at once for checkpoints, else when first asked), then each
+  // message the run ended.
+  const ended = [];
+  let initial;
+  const transcript = () => [...(initial ??= items(context?.messages, 'context.messages') ?? []), ...ended];
+  const tracked = (event) => {
+    if (event?.type === 'message_end') ended.push(event.message);
+    return emit(event);
+  };
+  let sink = tracked;
   let beforeExecute = checkpoint;
   let onCheckpoint;
   let needsApproval;
@@ -708,32 +717,22 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   }
   if (onCheckpoint !== undefined && onCheckpoint !== null) {
     if (typeof onCheckpoint !== 'function') return Promise.reject(new TypeError('config.onCheckpoint is not a function'));
-    let transcript;
     try {
-      transcript = items(context?.messages, 'context.messages') ?? [];
+      initial = items(context?.messages, 'context.messages') ?? [];
     } catch (error) {
       return Promise.reject(error);
     }
-    const wrapped = checkpointing(emit, onCheckpoint, transcript, where, gate);
+    const wrapped = checkpointing(tracked, onCheckpoint, transcript, where, gate);
     sink = wrapped.emit;
     beforeExecute = wrapped.checkpoint;
   }
   const watched = watchRun(sink, mode === 'resume' ? resumedRun(context.messages, position) : undefined);
-  // The run's messages, for a `needsApproval` that asks (pending.js): the context's, read when
-  // first asked, then each message the run ended.
-  const ended = [];
-  let initial;
-  const messages = () => [...(initial ??= items(context?.messages, 'context.messages') ?? []), ...ended];
-  const emitAll = (event) => {
-    if (event?.type === 'message_end') ended.push(event.message);
-    return watched.emit(event);
-  };
-  const glue = runGlue(GLUE, { gate, needsApproval, emit: watched.emit, checkpoint: beforeExecute, messages });
+  const glue = runGlue(GLUE, { gate, needsApproval, emit: watched.emit, checkpoint: beforeExecute, messages: transcript });
   const run = guarded(
     (wasm) => {
       wasmNow = wasm;
       // One object: the keys are the getters of glue.rs `RunOptions`.
-      return wasm.runLoop(glue, { mode, prompts, context, config, emit: emitAll, signal, streamFn: resolveStreamFn(streamFn), position, id, checkpoint: beforeExecute });
+      return wasm.runLoop(glue, { mode, prompts, context, config, emit: watched.emit, signal, streamFn: resolveStreamFn(streamFn), position, id, checkpoint: beforeExecute });
     },
     (crash) => watched.close(crashText(crash), config),
   );

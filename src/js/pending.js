@@ -55,8 +55,6 @@ export class ToolCallGate {
   /** Ids of calls of a waiting tool whose own `execute` has started (so a cut after it is an
    * interrupted call, not one to ask again). */
   #started = new Set();
-  /** Per abort signal, the waiting calls to end when it aborts (one listener per signal). */
-  #aborts = new WeakMap();
 
   /** The calls waiting for an answer, in the order they began to wait. */
   get waiting() {
@@ -85,9 +83,11 @@ export class ToolCallGate {
     const live = this.#waiting.get(toolCallId);
     const restored = this.#restored.get(toolCallId);
     const call = live?.call ?? (restored?.answer === undefined ? restored : undefined);
-    if (call === undefined) throw invalidInput(`${verb}: no tool call ${JSON.stringify(toolCallId)} is waiting (it may have been answered, aborted, not asked yet, or never asked)`);
-    if (verb === 'approve' && call.kind !== 'approval') throw invalidInput(`approve: tool call ${JSON.stringify(toolCallId)} waits for its client's result: use resolveToolCall() or reject()`);
-    if (verb === 'resolveToolCall' && call.kind !== 'client') throw invalidInput(`resolveToolCall: tool call ${JSON.stringify(toolCallId)} waits for approval: use approve() or reject()`);
+    // (`notWaiting`: the call's state, not the answer's shape, refused it: a session's 409.)
+    const refuse = (message) => Object.assign(invalidInput(message), { notWaiting: true });
+    if (call === undefined) throw refuse(`${verb}: no tool call ${JSON.stringify(toolCallId)} is waiting (it may have been answered, aborted, not asked yet, or never asked)`);
+    if (verb === 'approve' && call.kind !== 'approval') throw refuse(`approve: tool call ${JSON.stringify(toolCallId)} waits for its client's result: use resolveToolCall() or reject()`);
+    if (verb === 'resolveToolCall' && call.kind !== 'client') throw refuse(`resolveToolCall: tool call ${JSON.stringify(toolCallId)} waits for approval: use approve() or reject()`);
     if (live) {
       this.#waiting.delete(toolCallId);
       live.settle(answer);
@@ -105,25 +105,11 @@ export class ToolCallGate {
     const restored = this.#restored.get(id);
     this.#restored.delete(id);
     if (restored?.answer !== undefined) return { answer: Promise.resolve(restored.answer), early: true };
-    const answer = new Promise((resolve, reject) => {
-      const abort = () => {
-        this.#waiting.delete(id);
-        reject(new Error('Operation aborted'));
-      };
-      if (signal?.aborted) return abort();
-      this.#waiting.set(id, { call, settle: resolve, abort, signal });
-      this.#onAbort(signal);
-    });
+    const waited = new Promise((resolve) => this.#waiting.set(id, { call, settle: resolve }));
+    // An abort ends the wait (and forgets the call) with pi's abort error.
+    const answer = unlessAborted(waited, signal);
+    answer.catch(() => this.#waiting.delete(id));
     return { answer, early: false };
-  }
-
-  /** One abort listener per signal, ending every call of this gate still waiting on it. */
-  #onAbort(signal) {
-    if (!signal || typeof signal.addEventListener !== 'function' || this.#aborts.has(signal)) return;
-    this.#aborts.set(signal, true);
-    signal.addEventListener('abort', () => {
-      for (const w of [...this.#waiting.values()]) if (w.signal === signal) w.abort();
-    }, { once: true });
   }
 
   /** Forgets a parked call whose run failed before it could be answered. */
@@ -251,7 +237,7 @@ export function runGlue(glue, run) {
  * listener per signal, however many calls race it). */
 const abortedBy = new WeakMap();
 
-/** `value`, or pi's abort error as soon as `signal` aborts while it is pending. */
+/** `value`, or pi's abort error as soon as `signal` aborts while it is pending (or has). */
 function unlessAborted(value, signal) {
   if (typeof value?.then !== 'function' || !signal || typeof signal.addEventListener !== 'function') return value;
   let aborted = abortedBy.get(signal);

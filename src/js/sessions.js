@@ -349,29 +349,26 @@ export class AgentSession {
   }
 
   /** `POST /sessions/:id/tool-calls/:callId/approve | reject | result`: the first answer
-   * wins; a call that is not waiting (answered already, aborted, unknown) is a 409. */
+   * wins. The agent's checks decide: an answer of the wrong shape is a 400; a call that is
+   * not waiting (answered already, aborted, unknown) or waits for the other kind of answer
+   * is a 409. */
   async #answer(request, callId, verb) {
     const { body, error } = await readBody(request);
     if (error) return error;
     const agent = this.agent;
-    const isObject = body !== null && typeof body === 'object' && !Array.isArray(body);
-    let answer;
-    if (verb === 'approve') answer = () => agent.approve(callId);
-    else if (verb === 'reject') {
-      if (!isObject || (body.reason !== undefined && typeof body.reason !== 'string')) return problem(400, 'malformed body', 'expected { "reason"?: string }');
-      answer = () => agent.reject(callId, body.reason);
-    } else {
-      const ok = isObject && Array.isArray(body.content) && (body.isError === undefined || typeof body.isError === 'boolean');
-      if (!ok) return problem(400, 'malformed body', 'expected { "content": [content blocks], "details"?, "isError"?: boolean }');
-      const result = { content: body.content, details: body.details ?? {} };
-      if (body.isError !== undefined) result.isError = body.isError;
-      answer = () => agent.resolveToolCall(callId, result);
-    }
+    const fields = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : undefined;
+    if (fields === undefined && verb !== 'approve') return problem(400, 'malformed body', 'expected a JSON object');
     try {
-      answer();
+      if (verb === 'approve') agent.approve(callId);
+      else if (verb === 'reject') agent.reject(callId, fields.reason);
+      else {
+        // Only these fields: a client does not get to set others the loop reads (`terminate`).
+        const { content, details = {}, isError } = fields;
+        agent.resolveToolCall(callId, isError === undefined ? { content, details } : { content, details, isError });
+      }
     } catch (e) {
       if (e?.code !== 'invalid_input') throw e;
-      return problem(409, 'not waiting', e.message);
+      return e.notWaiting ? problem(409, 'not waiting', e.message) : problem(400, 'malformed body', e.message);
     }
     // The run goes on: the watchdog watches it again; the answer is saved before the reply.
     await this.storage.setAlarm(Date.now() + this.watchdogMs);

@@ -10,6 +10,7 @@
 // is lost, and no tool runs twice unless it says `replay: "safe"`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { dyingHost } from './shared/dying-host.mjs';
 import {
   Agent,
   createAssistantMessageEventStream,
@@ -110,14 +111,9 @@ function withoutCutResponse(labels) {
  * step `killAt` (a step is an event, or the checkpoint before a tool runs), leaving its
  * snapshot (as JSON) behind. */
 function sessionAgent(runs, killAt, restore) {
-  const seen = { labels: [], steps: 0, snapshot: undefined, dead: false };
   let agent;
-  const step = () => {
-    if (seen.steps++ !== killAt) return;
-    seen.snapshot = json(agent.snapshot());
-    seen.dead = true;
-    throw new Error('the host died');
-  };
+  const { seen, step } = dyingHost(killAt, () => agent.snapshot());
+  seen.labels = [];
   agent = new Agent({
     initialState: { tools: tools(runs), model },
     streamFn,

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, ToolCallGate, runAgentLoop, runAgentLoopResume, createAssistantMessageEventStream } from 'pi-agent-wasm';
+import { dyingHost } from './shared/dying-host.mjs';
 
 const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 const model = { id: 'm', api: 'a', provider: 'p' };
@@ -241,14 +242,8 @@ test('a run with a waiting call, cut at every step (each event, each checkpoint 
   const json = (v) => JSON.parse(JSON.stringify(v));
   const calls = [['c1', 'pay', { amount: 5 }], ['c2', 'read']];
   function session(log, killAt, restore) {
-    const seen = { steps: 0, snapshot: undefined, dead: false };
     let agent;
-    const step = () => {
-      if (seen.steps++ !== killAt) return;
-      seen.snapshot = json(agent.snapshot());
-      seen.dead = true;
-      throw new Error('the host died');
-    };
+    const { seen, step } = dyingHost(killAt, () => agent.snapshot());
     const t = tools(log);
     agent = new Agent({
       initialState: { model, tools: [t.pay, t.read] },
