@@ -158,7 +158,9 @@ function createState(initial) {
 
 const FORWARDED = ['sessionId', 'onPayload', 'onResponse', 'onProviderStreamEvent', 'transport', 'thinkingBudgets',
   'maxRetryDelayMs', 'identity', 'toolExecution', 'beforeToolCall', 'afterToolCall', 'finishTurn', 'prepareRequest',
-  'convertToLlm', 'transformContext', 'getApiKey', 'onInterruptedToolCall', 'needsApproval'];
+  'convertToLlm', 'transformContext', 'getApiKey', 'onInterruptedToolCall'];
+/** Not pi's keys: in a run's config only when set. */
+const OWN = ['needsApproval', 'expiresAfterMs'];
 
 export class Agent {
   #state;
@@ -213,9 +215,10 @@ export class Agent {
     this.onCheckpoint = o.onCheckpoint;
     this.onInterruptedToolCall = o.onInterruptedToolCall;
     this.needsApproval = o.needsApproval;
+    this.expiresAfterMs = o.expiresAfterMs;
   }
 
-  /** The tool calls waiting for an answer: `{ toolCallId, toolName, args, kind, reason? }`
+  /** The tool calls waiting for an answer: `{ toolCallId, toolName, args, kind, reason?, expiresAt? }`
    * each, `kind` `"approval"` (a person) or `"client"` (a client tool's result). */
   get waitingToolCalls() {
     return this.#gate.waiting;
@@ -475,6 +478,7 @@ export class Agent {
   #config(run, skipInitialSteeringPoll) {
     const config = { model: this.#state.model, reasoning: this.#state.thinkingLevel === 'off' ? undefined : this.#state.thinkingLevel };
     for (const key of FORWARDED) config[key] = this[key];
+    for (const key of OWN) if (this[key] !== undefined) config[key] = this[key];
     if (this.prepareNextTurnWithContext || this.prepareNextTurn) {
       config.prepareNextTurn = async (turn) => {
         if (this.prepareNextTurnWithContext) return await this.prepareNextTurnWithContext(turn, this.signal);

@@ -272,6 +272,12 @@ export type WaitingAgentTool<TParameters extends object = object, TDetails = any
    * elsewhere and answers with `resolveToolCall` (or `reject`). `execute` is not called.
    */
   client?: boolean;
+  /**
+   * How long a call waits for its answer, in milliseconds (overrides the config's
+   * `expiresAfterMs`). Then it ends with an error result that says it timed out; the time
+   * it expires (`expiresAt`) survives a snapshot and restore.
+   */
+  expiresAfterMs?: number;
 };
 
 /** Not in pi: a tool call that waits for an answer (`tool_execution_waiting`). */
@@ -283,6 +289,8 @@ export interface WaitingToolCall {
   kind: "approval" | "client";
   /** Why it waits, when `needsApproval` said. */
   reason?: string;
+  /** When the wait ends with a timed-out error result (ms since the epoch), if it expires. */
+  expiresAt?: number;
 }
 
 /** What a client answers for its tool's call: the result it computed. */
@@ -520,6 +528,8 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
   toolCallGate?: ToolCallGate;
   /** Not in pi: whether a call of any tool needs approval (as {@link WaitingAgentTool}). */
   needsApproval?: (call: { toolCallId: string; toolName: string; args: any; context: AgentContext }, signal?: AbortSignal) => MaybePromise<unknown>;
+  /** Not in pi: how long a waiting call waits, in ms, unless its tool says (a tool's own `expiresAfterMs` wins: see {@link WaitingAgentTool}). */
+  expiresAfterMs?: number;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1002,6 +1012,8 @@ export interface AgentOptions {
   onInterruptedToolCall?: AgentLoopConfig["onInterruptedToolCall"];
   /** Not in pi: see {@link AgentLoopConfig.needsApproval}. */
   needsApproval?: AgentLoopConfig["needsApproval"];
+  /** Not in pi: see {@link AgentLoopConfig.expiresAfterMs}. */
+  expiresAfterMs?: number;
 }
 
 /**
@@ -1138,6 +1150,8 @@ export declare class Agent {
   readonly discardedUsage: Usage[];
   /** Not in pi: see {@link AgentOptions.needsApproval}. */
   needsApproval?: AgentOptions["needsApproval"];
+  /** Not in pi: see {@link AgentOptions.expiresAfterMs}. */
+  expiresAfterMs?: number;
   /** Not in pi: the tool calls waiting for an answer. */
   readonly waitingToolCalls: WaitingToolCall[];
   /** Not in pi: lets a call that waits for approval run its tool. */

@@ -699,12 +699,14 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   let beforeExecute = checkpoint;
   let onCheckpoint;
   let needsApproval;
+  let expiresAfterMs;
   try {
     onCheckpoint = config?.onCheckpoint;
     // Not pi's keys either (pending.js): the answers of waiting tool calls, and a hook that
     // says which calls need approval.
     gate ??= config?.toolCallGate ?? undefined;
     needsApproval = config?.needsApproval ?? undefined;
+    expiresAfterMs = config?.expiresAfterMs ?? undefined;
   } catch {
     // Not pi's key: a config whose every read throws fails where pi's reads fail.
   }
@@ -727,7 +729,7 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
     beforeExecute = wrapped.checkpoint;
   }
   const watched = watchRun(sink, mode === 'resume' ? resumedRun(context.messages, position) : undefined);
-  const glue = runGlue(GLUE, { gate, needsApproval, emit: watched.emit, checkpoint: beforeExecute, messages: transcript });
+  const glue = runGlue(GLUE, { gate, needsApproval, expiresAfterMs, emit: watched.emit, checkpoint: beforeExecute, messages: transcript });
   const run = guarded(
     (wasm) => {
       wasmNow = wasm;

@@ -1,8 +1,8 @@
 // Tool calls that wait (issue 33): for a person's approval (a tool's `needsApproval`, or the
 // config's), or for a client that runs the tool elsewhere (a tool declared `client: true`,
-// by its schema alone). A waiting call holds no timer and no request: its run awaits a
-// Promise that `approve`, `reject` or `resolveToolCall` settles, possibly after a snapshot
-// was restored in another process. Opt-in: a run whose tools say neither runs each tool as
+// by its schema alone). A waiting call holds no request, and no timer unless it expires
+// (`expiresAfterMs`): its run awaits a Promise that `approve`, `reject` or `resolveToolCall`
+// settles, possibly after a snapshot was restored in another process. Opt-in: a run whose tools say neither runs each tool as
 // pi does.
 
 /** An `invalid_input` error, as the core's own. */
@@ -12,10 +12,46 @@ function invalidInput(message, cause) {
 
 const KINDS = ['approval', 'client'];
 
-/** A waiting call as listed and saved: `{ toolCallId, toolName, args, kind, reason? }`. */
+/** A waiting call as listed and saved: `{ toolCallId, toolName, args, kind, reason?, expiresAt? }`. */
 function entry(call) {
-  const { toolCallId, toolName, args, kind, reason } = call;
-  return reason === undefined ? { toolCallId, toolName, args, kind } : { toolCallId, toolName, args, kind, reason };
+  const { toolCallId, toolName, args, kind, reason, expiresAt } = call;
+  const e = { toolCallId, toolName, args, kind };
+  if (reason !== undefined) e.reason = reason;
+  if (expiresAt !== undefined) e.expiresAt = expiresAt;
+  return e;
+}
+
+/** The error result's text for a call whose wait expired: it timed out, and when. */
+function expiry(call) {
+  const at = new Date(call.expiresAt).toISOString();
+  return call.kind === 'client'
+    ? `Tool call ${call.toolName} timed out waiting for its client's result (it expired at ${at}). It has no result.`
+    : `Tool call ${call.toolName} timed out waiting for approval (it expired at ${at}). It did not run.`;
+}
+
+/** The longest delay setTimeout keeps (a longer one fires at once). */
+const LONGEST_TIMER = 2 ** 31 - 1;
+
+/** Calls `f` once the clock reaches `at` (ms since the epoch), however far off; returns the
+ * function that cancels it. */
+function onTime(time, f) {
+  let timer;
+  const arm = () => {
+    const left = time - Date.now();
+    if (left <= 0) f();
+    else timer = setTimeout(arm, Math.min(left, LONGEST_TIMER));
+  };
+  arm();
+  return () => clearTimeout(timer);
+}
+
+/** A wait's length: `undefined` (no expiry) or a positive number of milliseconds. */
+function waitLength(ms, name) {
+  if (ms === undefined || ms === null) return undefined;
+  if (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms)) {
+    throw new Error(`Tool ${name}: expiresAfterMs must be a positive number of milliseconds, got ${typeof ms === 'number' ? ms : typeof ms}`);
+  }
+  return ms;
 }
 
 /** The error result's text for a call answered with a rejection: words the model can act on. */
@@ -88,33 +124,56 @@ export class ToolCallGate {
     if (call === undefined) throw refuse(`${verb}: no tool call ${JSON.stringify(toolCallId)} is waiting (it may have been answered, aborted, not asked yet, or never asked)`);
     if (verb === 'approve' && call.kind !== 'approval') throw refuse(`approve: tool call ${JSON.stringify(toolCallId)} waits for its client's result: use resolveToolCall() or reject()`);
     if (verb === 'resolveToolCall' && call.kind !== 'client') throw refuse(`resolveToolCall: tool call ${JSON.stringify(toolCallId)} waits for approval: use approve() or reject()`);
+    if (call.expiresAt !== undefined && Date.now() >= call.expiresAt) {
+      // Its timer is late (a busy event loop): the wait is over all the same.
+      if (live) this.#settle(toolCallId, { expired: true });
+      throw refuse(`${verb}: tool call ${JSON.stringify(toolCallId)} expired at ${new Date(call.expiresAt).toISOString()}`);
+    }
     if (live) {
-      this.#waiting.delete(toolCallId);
-      live.settle(answer);
+      this.#settle(toolCallId, answer);
     } else {
       restored.answer = answer;
     }
   }
 
+  /** Ends the live wait of `id` with `answer` (its expiry timer cancelled). */
+  #settle(id, answer) {
+    const live = this.#waiting.get(id);
+    if (live === undefined) return;
+    this.#waiting.delete(id);
+    live.cancel?.();
+    live.settle(answer);
+  }
+
   /** Parks `call` of a run (or takes the answer it got while its run was not running):
    * `{ answer }`, a Promise of the answer that rejects with pi's abort text when `signal`
-   * aborts, with `early` when it was answered already; `{ error }` when the id waits already. */
+   * aborts, with `early` when it was answered already; `{ error }` when the id waits already.
+   * A call that waited before a restore keeps its first `expiresAt`; at `expiresAt` the
+   * answer is `{ expired: true }`. */
   park(call, signal) {
     const id = call.toolCallId;
     if (this.#waiting.has(id)) return { error: `Tool call id ${JSON.stringify(id)} is already waiting for an answer: tool call ids must be unique` };
     const restored = this.#restored.get(id);
     this.#restored.delete(id);
     if (restored?.answer !== undefined) return { answer: Promise.resolve(restored.answer), early: true };
-    const waited = new Promise((resolve) => this.#waiting.set(id, { call, settle: resolve }));
+    if (restored?.expiresAt !== undefined) call.expiresAt = restored.expiresAt;
+    const record = { call, settle: undefined, cancel: undefined };
+    const waited = new Promise((resolve) => {
+      record.settle = resolve;
+    });
+    this.#waiting.set(id, record);
+    if (call.expiresAt !== undefined) record.cancel = onTime(call.expiresAt, () => this.#settle(id, { expired: true }));
     // An abort ends the wait (and forgets the call) with pi's abort error.
     const answer = unlessAborted(waited, signal);
-    answer.catch(() => this.#waiting.delete(id));
+    answer.catch(() => this.drop(id));
     return { answer, early: false };
   }
 
   /** Forgets a parked call whose run failed before it could be answered. */
   drop(toolCallId) {
+    const live = this.#waiting.get(toolCallId);
     this.#waiting.delete(toolCallId);
+    live?.cancel?.();
   }
 
   /** Marks that a waiting tool's own `execute` starts for `toolCallId`. */
@@ -162,6 +221,7 @@ export class ToolCallGate {
       if (typeof c.toolName !== 'string') throw invalidInput(`${at}: toolName must be a string`);
       if (!KINDS.includes(c.kind)) throw invalidInput(`${at}: kind must be "approval" or "client"`);
       if (c.reason !== undefined && typeof c.reason !== 'string') throw invalidInput(`${at}: reason must be a string`);
+      if (c.expiresAt !== undefined && !Number.isFinite(c.expiresAt)) throw invalidInput(`${at}: expiresAt must be a number (ms since the epoch)`);
       const call = entry(c);
       if (c.answer !== undefined) call.answer = readAnswer(c.answer, c.kind, at);
       return call;
@@ -271,7 +331,8 @@ async function waitThenExecute(run, tool, id, args, signal, onUpdate) {
       const what = kind === 'client' ? 'is a client tool' : 'needs approval';
       throw new Error(`Tool ${name} ${what}, and this run has no toolCallGate to answer it (config.toolCallGate)`);
     }
-    const call = { toolCallId: id, toolName: name, args, kind, reason };
+    const ms = waitLength(tool.expiresAfterMs ?? run.expiresAfterMs, name);
+    const call = { toolCallId: id, toolName: name, args, kind, reason, expiresAt: ms === undefined ? undefined : Date.now() + ms };
     // Parked before its event: a listener may answer at once.
     const parked = run.gate.park(call, signal);
     if (parked.error !== undefined) throw new Error(parked.error);
@@ -284,6 +345,7 @@ async function waitThenExecute(run, tool, id, args, signal, onUpdate) {
       }
     }
     const a = await parked.answer;
+    if (a.expired) throw new Error(expiry(call));
     if (a.result !== undefined) return a.result;
     if (!a.approved) throw new Error(rejection(call, a.reason));
   }

@@ -116,7 +116,11 @@ const MAX_IMPORT = 8 * 1024 * 1024;
 const ANSWERS = new Set(['approve', 'reject', 'result']);
 
 /** A waiting tool call as `GET /sessions/:id` lists it. */
-const pendingCall = (c) => ({ id: c.toolCallId, tool: c.toolName, arguments: c.args, kind: c.kind, ...(c.reason === undefined ? {} : { reason: c.reason }) });
+const pendingCall = (c) => ({
+  id: c.toolCallId, tool: c.toolName, arguments: c.args, kind: c.kind,
+  ...(c.reason === undefined ? {} : { reason: c.reason }),
+  ...(c.expiresAt === undefined ? {} : { expiresAt: c.expiresAt }),
+});
 
 /** An event id ("n" or "n.k") as [n, k]; [0, 0] for none or garbage. */
 function parseId(text) {
@@ -238,9 +242,10 @@ export class AgentSession {
     return this.#serial(async () => {
       const id = [this.lastEventId + 1, 0];
       await this.#write(snapshot, parts(`e:${pad(id[0])}`, text), id[0]);
-      // A run whose every running tool call waits for an answer holds no timer: it goes on
-      // when the answer arrives (a request, which loads the session if it was evicted).
-      if (event.type === 'tool_execution_waiting' && this.#allWaiting()) await this.storage.deleteAlarm();
+      // A run whose every running tool call waits for an answer holds no watchdog: it goes
+      // on when the answer arrives (a request, which loads the session if it was evicted),
+      // or when the first of those waits expires (the alarm wakes the session then).
+      if (event.type === 'tool_execution_waiting' && this.#allWaiting()) await this.#alarmAtExpiry();
       this.lastEventId = id[0];
       this.updates = this.epoch * UPDATE_EPOCH;
       for (const client of this.clients) client(id, event.type, text);
@@ -308,7 +313,17 @@ export class AgentSession {
    * resumes here; one still running re-arms it, unless all it does is wait for answers. */
   async alarm() {
     await this.load();
-    if (this.agent.state.isStreaming && !this.#allWaiting()) await this.storage.setAlarm(Date.now() + this.watchdogMs);
+    if (!this.agent.state.isStreaming) return;
+    if (this.#allWaiting()) await this.#alarmAtExpiry();
+    else await this.storage.setAlarm(Date.now() + this.watchdogMs);
+  }
+
+  /** While every running call waits: the alarm at the first expiry of a wait (not before a
+   * second from now, so a wait that has just expired is seen ended), or none. */
+  async #alarmAtExpiry() {
+    const times = this.agent.waitingToolCalls.map((c) => c.expiresAt).filter((t) => t !== undefined);
+    if (times.length === 0) await this.storage.deleteAlarm();
+    else await this.storage.setAlarm(Math.max(Math.min(...times), Date.now() + 1000));
   }
 
   /** Whether every tool call the run has running waits for an answer (and one does). */

@@ -52,8 +52,10 @@ async function startModel() {
         stalled.push(res);
         return;
       }
-      if (/weather|pay|transfer|title/.test(text) && !toolDone) {
-        const calls = text.includes('pay')
+      if (/weather|pay|transfer|title|confirm/.test(text) && !toolDone) {
+        const calls = text.includes('confirm')
+          ? [['call_x', 'confirm', { order: 7 }]]
+          : text.includes('pay')
           ? [['call_p', 'pay', { amount: 5 }], ['call_w', 'weather', { city: 'Oslo' }]]
           : text.includes('transfer')
             ? [['call_t', 'transfer', { to: '42', eur: 25 }], ['call_w', 'weather', { city: 'Oslo' }]]
@@ -128,6 +130,7 @@ export class Session extends AgentSession {
         tool(env, 'pay', false, (a) => 'paid ' + a.amount),
         { ...tool(env, 'transfer', false, (a) => 'sent ' + a.eur + ' EUR to ' + a.to), needsApproval: (a) => (a.eur > 10 ? 'over 10 EUR' : false) },
         { name: 'title', label: 'title', description: 'the title of the page the user is on', parameters: { type: 'object' }, client: true },
+        { ...tool(env, 'confirm', false, (a) => 'confirmed ' + a.order), needsApproval: true, expiresAfterMs: 1500 },
       ] },
       getApiKey: () => env.OPENAI_API_KEY,
     };
@@ -651,4 +654,26 @@ test('one run handed between page and Worker on the snapshot format: a page Agen
   const restored = new ours.Agent({ initialState: { model: pageModel, tools: pageTools }, streamFn, restore: back });
   assert.deepEqual(restored.state.messages, done.messages);
   assert.equal((await post('/sessions/hand2/import', { version: 1, messages: 'nope' })).status, 400);
+});
+
+test('an expiry: a wait for approval ends by itself with a timed-out result, even when the Worker restarted meanwhile (the alarm wakes the session); a late approval is a 409 (issue 33)', async () => {
+  const before = gate.calls.length;
+  const t0 = Date.now();
+  await post('/sessions/tau/prompt', { text: 'confirm the order' });
+  const [waiting] = (await events('tau', { until: (e) => e.type === 'tool_execution_waiting' })).slice(-1);
+  const { expiresAt } = waiting.data;
+  assert.ok(expiresAt >= t0 + 1500 && expiresAt < Date.now() + 1500, 'the event says when the wait ends');
+  assert.deepEqual((await state('tau')).pending, [{ id: 'call_x', tool: 'confirm', arguments: { order: 7 }, kind: 'approval', expiresAt }]);
+  // Redeployed while it waits: no instance holds the wait's timer any more.
+  await mf.dispose();
+  mf = start();
+  await waitFor(async () => !(await state('tau')).running, 'the run to end when the wait expires');
+  assert.ok(Date.now() >= expiresAt);
+  const end = await state('tau');
+  assert.deepEqual(end.pending, []);
+  const result = end.messages.find((m) => m.toolCallId === 'call_x');
+  assert.deepEqual([result.isError, result.content[0].text], [true, `Tool call confirm timed out waiting for approval (it expired at ${new Date(expiresAt).toISOString()}). It did not run.`]);
+  assert.match(end.messages.at(-1).content[0].text, /^Done: Tool call confirm timed out/);
+  assert.equal(gate.calls.slice(before).filter((id) => id === 'call_x').length, 0, 'the tool never ran');
+  assert.equal((await post('/sessions/tau/tool-calls/call_x/approve', {})).status, 409);
 });

@@ -401,3 +401,74 @@ test('outside tester, round 1: restore checks the waiting list as the live API c
   assert.deepEqual(first.waitingToolCalls.map((c) => c.toolCallId).sort(), ['c1', 'c2']);
   first.abort();
 });
+
+test('expiry: a wait that expires (the tool\'s expiresAfterMs, else the Agent\'s) ends with an error result that says it timed out; a late answer is refused', async () => {
+  const log = [];
+  const t = tools(log);
+  const pay = { ...t.pay, expiresAfterMs: 30 };
+  const agent = new Agent({ initialState: { model, tools: [pay, t.title] }, expiresAfterMs: 60, streamFn: scripted([['c1', 'pay', { amount: 5 }], ['c2', 'title']]) });
+  const waiting = [];
+  agent.subscribe((e) => { if (e.type === 'tool_execution_waiting') waiting.push(e); });
+  const before = Date.now();
+  await agent.prompt('go');
+  const byId = Object.fromEntries(waiting.map((e) => [e.toolCallId, e]));
+  // The event carries when the wait ends: the tool's own 30 ms, the Agent's 60 ms.
+  assert.ok(byId.c1.expiresAt >= before + 30 && byId.c1.expiresAt < before + 1000);
+  assert.ok(byId.c2.expiresAt >= before + 60 && byId.c2.expiresAt < before + 1000);
+  assert.ok(Date.now() >= byId.c2.expiresAt, 'the run went on only when the waits expired');
+  const at = (id) => new Date(byId[id].expiresAt).toISOString();
+  assert.deepEqual(texts(agent.state.messages), [
+    ['c1', true, `Tool call pay timed out waiting for approval (it expired at ${at('c1')}). It did not run.`],
+    ['c2', true, `Tool call title timed out waiting for its client's result (it expired at ${at('c2')}). It has no result.`],
+  ]);
+  assert.deepEqual(log, []);
+  assert.throws(() => agent.approve('c1'), (e) => e.code === 'invalid_input' && e.notWaiting === true);
+  assert.deepEqual(agent.waitingToolCalls, []);
+});
+
+test('expiry: an answer in time cancels the timer (nothing keeps the process alive); a wait beyond setTimeout\'s 24.8 days does not fire at once; a bad expiresAfterMs is the call\'s error result', async () => {
+  const log = [];
+  const t = tools(log);
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const base = timers();
+  const far = new Agent({ initialState: { model, tools: [{ ...t.pay, expiresAfterMs: 40 * 24 * 3600 * 1000 }] }, streamFn: scripted([['c1', 'pay', { amount: 5 }]]) });
+  const run = far.prompt('go');
+  await tick();
+  await tick();
+  assert.equal(far.waitingToolCalls.length, 1, 'still waiting: a 40-day wait did not fire at once');
+  assert.ok(far.waitingToolCalls[0].expiresAt > Date.now() + 39 * 24 * 3600 * 1000);
+  far.approve('c1');
+  await run;
+  assert.deepEqual(log, ['pay 5']);
+  assert.equal(timers(), base, 'the answered wait left no timer behind');
+  for (const bad of [0, -5, Number.NaN, Infinity, '100']) {
+    const agent = new Agent({ initialState: { model, tools: [{ ...t.pay, expiresAfterMs: bad }] }, streamFn: scripted([['c1', 'pay', { amount: 5 }]]) });
+    await agent.prompt('go');
+    const [[, isError, text]] = texts(agent.state.messages);
+    assert.equal(isError, true);
+    assert.match(text, /^Tool pay: expiresAfterMs must be a positive number of milliseconds/);
+  }
+});
+
+test('expiry: a restored call keeps the time it expires at; restored after it, the resumed run ends it as timed out at once; restore checks expiresAt', async () => {
+  const log = [];
+  const t = tools(log);
+  const pay = { ...t.pay, expiresAfterMs: 80 };
+  const first = new Agent({ initialState: { model, tools: [pay] }, streamFn: scripted([['c1', 'pay', { amount: 5 }]]) });
+  const run = first.prompt('go');
+  await tick();
+  const snapshot = JSON.parse(JSON.stringify(first.snapshot()));
+  const expiresAt = snapshot.waiting[0].expiresAt;
+  assert.equal(typeof expiresAt, 'number');
+  first.abort();
+  await run;
+  // Restored before it expires: still waiting, with the same time.
+  const again = new Agent({ initialState: { model, tools: [pay] }, restore: snapshot, streamFn: scripted([]) });
+  assert.equal(again.waitingToolCalls[0].expiresAt, expiresAt);
+  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 5));
+  assert.throws(() => again.approve('c1'), /expired at/, 'an answer after the time is refused, even before the run resumes');
+  await again.resume();
+  assert.deepEqual(log, []);
+  assert.match(texts(again.state.messages)[0][2], /^Tool call pay timed out waiting for approval/);
+  assert.throws(() => new Agent({ initialState: { model }, restore: { ...snapshot, waiting: [{ ...snapshot.waiting[0], expiresAt: 'soon' }] } }), (e) => e.code === 'invalid_input' && /expiresAt must be a number/.test(e.message));
+});
