@@ -3,3 +3,4 @@
 import './node.js';
 
 export { AgentSession, routeSessions, handleStreamProxy } from './sessions.js';
+export { connectSession } from './connect.js';

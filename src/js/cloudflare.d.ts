@@ -10,7 +10,7 @@
  *
  * @module pi-agent-wasm/cloudflare
  */
-import type { AgentOptions, Model } from "./index.js";
+import type { AgentOptions, AgentEvent, Model, ClientToolResult, ToolExecutionWaitingEvent } from "./index.js";
 
 /** The parts of a Durable Object's state (`ctx`) a session uses: its storage. */
 export interface SessionObjectState {
@@ -131,3 +131,51 @@ export declare function handleStreamProxy(
     path?: string;
   },
 ): Promise<Response | undefined>;
+
+/** A tool a page runs for a session: the Worker declares it `client: true`, by its schema. */
+export interface SessionClientTool {
+  /** The tool's name, as the Worker's tool. */
+  name: string;
+  /** Runs the call in the page; a throw becomes the call's error result. */
+  execute(toolCallId: string, params: any, signal?: AbortSignal): Promise<ClientToolResult> | ClientToolResult;
+}
+
+/** What {@link connectSession} takes. */
+export interface ConnectSessionOptions {
+  /** The client tools this page runs (tools with more members, such as pi's `AgentTool`, fit). */
+  tools: SessionClientTool[];
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** More request headers (for an `authorize` that reads its own). */
+  headers?: Record<string, string>;
+  /** The fetch to use (default: the global one). */
+  fetch?: (input: string, init?: RequestInit) => Promise<Response>;
+  /** Each event of the session, as its events stream gives it. */
+  onEvent?: (event: AgentEvent | ToolExecutionWaitingEvent) => void;
+  /** A failure while following the session (it goes on, except after a 401 or 403). */
+  onError?: (error: unknown) => void;
+  /** How long to wait before reconnecting, in ms (default 1000). */
+  retryMs?: number;
+}
+
+/** A page attached to a session. */
+export interface SessionConnection {
+  /** Settles once the page follows the session's events (or is closed). */
+  readonly ready: Promise<void>;
+  /** Detaches the page: no more calls are taken, and a call running here is aborted. */
+  close(): void;
+  /** The id of the last event seen. */
+  readonly lastEventId: string | undefined;
+}
+
+/**
+ * Attaches a page to the session at `url` (`https://…/sessions/:id`): runs each waiting call
+ * of a tool in `options.tools` (the Worker's `client: true` tools) once, and answers it with
+ * its result. Calls that waited before the page attached are taken too; the session waits
+ * while no page is attached. Reconnects after a lost connection. Importable in a page: this
+ * entry point loads no engine there.
+ *
+ * @param url - The session's URL.
+ * @param options - The tools, and how to reach the session.
+ */
+export declare function connectSession(url: string | URL, options: ConnectSessionOptions): SessionConnection;

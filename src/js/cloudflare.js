@@ -2,3 +2,4 @@
 import './workerd.js';
 
 export { AgentSession, routeSessions, handleStreamProxy } from './sessions.js';
+export { connectSession } from './connect.js';
