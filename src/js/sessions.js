@@ -115,6 +115,26 @@ const MAX_IMPORT = 8 * 1024 * 1024;
 /** `POST /sessions/:id/tool-calls/:callId/<answer>`: the answers of a waiting tool call. */
 const ANSWERS = new Set(['approve', 'reject', 'result']);
 
+/** The actions whose POST carries a body. */
+const BODIES = new Set(['prompt', 'steer', 'follow-up', 'tool-calls', 'import']);
+
+/** A model as a page may see it: no `baseUrl` or `headers` (an internal address, a gateway's
+ * token), which the page does not need to restore the run. */
+function pageModel(model) {
+  if (model === null || typeof model !== 'object') return model;
+  const { baseUrl, headers, ...rest } = model;
+  return rest;
+}
+
+/** `GET /sessions/:id/snapshot`: the session's snapshot with its model (and its run's) as a
+ * page may see it. */
+function pageSnapshot(snapshot) {
+  const out = { ...snapshot, model: pageModel(snapshot.model) };
+  if (out.model === undefined) delete out.model;
+  if (snapshot.position != null && typeof snapshot.position === 'object') out.position = { ...snapshot.position, model: pageModel(snapshot.position.model) };
+  return out;
+}
+
 /** A waiting tool call as `GET /sessions/:id` lists it. */
 const pendingCall = (c) => ({
   id: c.toolCallId, tool: c.toolName, arguments: c.args, kind: c.kind,
@@ -153,6 +173,8 @@ export class AgentSession {
     this.stored = [];
     this.exists = false;
     this.runDone = undefined;
+    /** A deletion in progress: requests wait for it to end. */
+    this.deleting = undefined;
     this.chain = Promise.resolve();
     /** Milliseconds: a run cut off by an eviction or restart resumes within this. */
     this.watchdogMs = WATCHDOG_MS;
@@ -336,10 +358,8 @@ export class AgentSession {
    * goes on here. The session's own model is kept (a snapshot's model, `baseUrl` included,
    * never reaches the key), and the answers of waiting calls are dropped (they are asked
    * again here); the transcript is taken as it is, so let only its owner import. */
-  async #import(request) {
+  async #import(body) {
     if (this.agent.state.isStreaming || this.runDone) return problem(409, 'session busy', 'a run is in progress: abort it first');
-    const { body, error } = await readBody(request, MAX_IMPORT);
-    if (error) return error;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) return problem(400, 'malformed snapshot', 'expected an Agent snapshot');
     const own = this.options.initialState?.model;
     if (own === undefined) return problem(409, 'no model', 'this session has no model of its own (agentOptions().initialState.model) to import a run with');
@@ -367,9 +387,7 @@ export class AgentSession {
    * wins. The agent's checks decide: an answer of the wrong shape is a 400; a call that is
    * not waiting (answered already, aborted, unknown) or waits for the other kind of answer
    * is a 409. */
-  async #answer(request, callId, verb) {
-    const { body, error } = await readBody(request);
-    if (error) return error;
+  async #answer(body, callId, verb) {
     const agent = this.agent;
     const fields = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : undefined;
     if (fields === undefined && verb !== 'approve') return problem(400, 'malformed body', 'expected a JSON object');
@@ -397,6 +415,16 @@ export class AgentSession {
     const action = url.pathname.split('/').filter(Boolean)[2] ?? '';
     const method = request.method;
     if (!ACTIONS.has(action)) return problem(404, 'no such route');
+    // A body is read whole before the session is looked at: a slow upload never acts on a
+    // session that changed meanwhile (deleted, replaced, or a run begun).
+    let body;
+    if (method === 'POST' && BODIES.has(action)) {
+      const read = await readBody(request, action === 'import' ? MAX_IMPORT : MAX_BODY);
+      if (read.error) return read.error;
+      body = read.body;
+    }
+    // A deletion in progress ends first: nothing acts on the session it erases.
+    while (this.deleting) await this.deleting;
     await this.load();
     const agent = this.agent;
     if (method === 'GET' && action === '') {
@@ -405,7 +433,7 @@ export class AgentSession {
     }
     if (method === 'GET' && action === 'snapshot') {
       if (!this.exists) return problem(404, 'unknown session');
-      return json(200, agent.snapshot());
+      return json(200, pageSnapshot(agent.snapshot()));
     }
     if (method === 'GET' && action === 'events') {
       if (!this.exists) return problem(404, 'unknown session');
@@ -413,18 +441,16 @@ export class AgentSession {
     }
     if (method === 'DELETE' && action === '') {
       if (!this.exists) return problem(404, 'unknown session');
-      agent.abort();
-      await this.runDone;
-      for (const client of this.clients) client(undefined);
-      await this.storage.deleteAll();
-      await this.storage.deleteAlarm();
-      // Ids go on: a client of the old session must not take the new one's events for seen.
-      await this.storage.put('ids', { lastEventId: this.lastEventId, epoch: this.epoch });
-      this.loading = undefined;
-      this.agent = undefined;
-      this.recent = [];
-      this.stored = [];
-      this.exists = false;
+      let deleted;
+      this.deleting = new Promise((resolve) => {
+        deleted = resolve;
+      });
+      try {
+        await this.#delete(agent);
+      } finally {
+        this.deleting = undefined;
+        deleted();
+      }
       return json(200, { deleted: true });
     }
     if (method !== 'POST') return problem(405, 'method not allowed');
@@ -437,16 +463,20 @@ export class AgentSession {
       return json(200, this.#state());
     }
     if (action === '' || action === 'events') return problem(405, 'method not allowed');
-    if (action === 'import') return this.#import(request);
+    if (action === 'import') return this.#import(body);
     if (action === 'snapshot') return problem(405, 'method not allowed');
     if (action === 'tool-calls') {
       const [, , , callId, verb] = url.pathname.split('/').filter(Boolean);
       if (callId === undefined || !ANSWERS.has(verb)) return problem(404, 'no such route');
       if (!this.exists) return problem(404, 'unknown session');
-      return this.#answer(request, decodeURIComponent(callId), verb);
+      let id;
+      try {
+        id = decodeURIComponent(callId);
+      } catch {
+        return problem(404, 'no such route', 'the tool call id is not a valid URL component');
+      }
+      return this.#answer(body, id, verb);
     }
-    const { body, error } = await readBody(request);
-    if (error) return error;
     const message = userMessage(body);
     if (!message) return problem(400, 'malformed body', 'expected { "text": string } or { "message": a user message with text or image content }');
     if (action === 'prompt') {
@@ -459,6 +489,22 @@ export class AgentSession {
     else agent.followUp(message);
     await this.#save();
     return json(202, { queued: true });
+  }
+
+  /** Aborts the run, ends the clients' streams and erases the session (ids go on). */
+  async #delete(agent) {
+    agent.abort();
+    await this.runDone;
+    for (const client of this.clients) client(undefined);
+    await this.storage.deleteAll();
+    await this.storage.deleteAlarm();
+    // Ids go on: a client of the old session must not take the new one's events for seen.
+    await this.storage.put('ids', { lastEventId: this.lastEventId, epoch: this.epoch });
+    this.loading = undefined;
+    this.agent = undefined;
+    this.recent = [];
+    this.stored = [];
+    this.exists = false;
   }
 
   #state() {
@@ -562,17 +608,22 @@ async function sameSecret(a, b) {
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+const POSTED = new Set(['prompt', 'steer', 'follow-up', 'abort', 'import']);
+
 /** What a request does to a session, as `authorize` is told: `create` (`POST` the prefix),
- * `read` (the state, the events and the snapshot), `prompt`, `steer`, `follow-up`, `abort`,
- * `delete`, `import` (a page's snapshot replaces the session),
- * `approve`, `reject`, `result` (a waiting tool call's answers). */
+ * `read` (the state and the events), `snapshot` (the whole run, for a page to restore),
+ * `prompt`, `steer`, `follow-up`, `abort`, `delete`, `import` (a page's snapshot replaces
+ * the session), `approve`, `reject`, `result` (a waiting tool call's answers). A route that
+ * does not exist is 404, and a method a route does not take 405, before `authorize` is asked. */
 function actionOf(method, segments) {
-  if (segments.length === 0) return 'create';
-  if (method === 'DELETE') return 'delete';
-  if (segments[1] === 'import') return 'import';
-  if (segments[1] === 'tool-calls') return segments[3];
-  if (method === 'GET' || segments[1] === undefined) return 'read';
-  return segments[1];
+  const [id, what, callId, verb, ...more] = segments;
+  const get = method === 'GET' || method === 'HEAD';
+  if (id === undefined) return method === 'POST' ? 'create' : 405;
+  if (what === undefined) return get ? 'read' : method === 'DELETE' ? 'delete' : 405;
+  if (callId === undefined && (what === 'events' || what === 'snapshot')) return get ? (what === 'events' ? 'read' : 'snapshot') : 405;
+  if (callId === undefined && POSTED.has(what)) return method === 'POST' ? what : 405;
+  if (what === 'tool-calls' && callId !== undefined && ANSWERS.has(verb) && more.length === 0) return method === 'POST' ? verb : 405;
+  return 404;
 }
 
 async function route(request, url, namespace, options, prefix) {
@@ -589,12 +640,8 @@ async function route(request, url, namespace, options, prefix) {
     const given = request.headers.get('authorization')?.replace(/^Bearer\s+/i, '') ?? url.searchParams.get('token');
     if (given === null || !(await sameSecret(given, String(options.token)))) return problem(401, 'unauthorized', 'a bearer token is required', { 'www-authenticate': 'Bearer' });
   }
-  if (segments.length === 0) {
-    if (request.method !== 'POST') return problem(405, 'method not allowed');
-  } else {
-    const answering = segments[1] === 'tool-calls' && segments.length === 4;
-    if (id === undefined || (segments.length > 2 && !answering) || !/^[A-Za-z0-9_-]{1,128}$/.test(id)) return problem(404, 'no such route');
-  }
+  if (action === 404 || (id !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(id))) return problem(404, 'no such route');
+  if (action === 405) return problem(405, 'method not allowed');
   // A new session's id, minted here: unguessable, so knowing an id is no way into another's.
   const sessionId = segments.length === 0 ? crypto.randomUUID() : id;
   if (options.authorize !== undefined) {

@@ -677,3 +677,130 @@ test('an expiry: a wait for approval ends by itself with a timed-out result, eve
   assert.equal(gate.calls.slice(before).filter((id) => id === 'call_x').length, 0, 'the tool never ran');
   assert.equal((await post('/sessions/tau/tool-calls/call_x/approve', {})).status, 409);
 });
+
+test('a page attached with connectSession runs the session\'s client tools: a call that waited while no page was attached (across a restart), a tool that throws (an error result), two pages racing (one result); close() detaches (issue 33)', async () => {
+  const { connectSession } = await import('pi-agent-wasm/cloudflare');
+  // The page reaches the Worker through Miniflare (a browser would use its own fetch).
+  const pageFetch = (u, init) => mf.dispatchFetch(u, init);
+  const page = (id, tools, extra = {}) => connectSession(`http://localhost/sessions/${id}`, { tools, token: TOKEN, fetch: pageFetch, retryMs: 50, ...extra });
+  const within = (promise, what) => Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out: ${what}`)), 15000))]);
+  const ran = [];
+  const title = (text) => ({ name: 'title', execute: async (id, args) => { ran.push([id, text, args]); return { content: [{ type: 'text', text }], details: { from: 'page' } }; } });
+
+  // No page is attached: the call waits, and a redeploy changes nothing.
+  await post('/sessions/phi/prompt', { text: 'what is the title' });
+  await waitFor(async () => (await state('phi')).pending.length === 1, 'the client call to wait');
+  await mf.dispose();
+  mf = start();
+  const seen = [];
+  const one = page('phi', [title('Checkout')], { onEvent: (e) => seen.push(e.type) });
+  await within(one.ready, 'the page to attach');
+  await waitFor(async () => !(await state('phi')).running, 'the run to end');
+  let s = await state('phi');
+  assert.deepEqual(s.messages.find((m) => m.toolCallId === 'call_c').content, [{ type: 'text', text: 'Checkout' }]);
+  assert.match(s.messages.at(-1).content[0].text, /^Done: Checkout/);
+  assert.deepEqual(ran, [['call_c', 'Checkout', {}]], 'run once, from the pending list');
+  await waitFor(() => seen.includes('agent_end'), 'the page to see the run end');
+  one.close();
+
+  // Attached before the call (to a session that exists): a tool that throws gives the call an
+  // error result.
+  for (const id of ['chi', 'psi']) await post(`/sessions/${id}/prompt`, { text: 'hello' });
+  for (const id of ['chi', 'psi']) await waitFor(async () => !(await state(id)).running, 'the first run to end');
+  const failing = page('chi', [{ name: 'title', execute: () => { throw new Error('no document in this page'); } }]);
+  await within(failing.ready, 'the page to attach');
+  await post('/sessions/chi/prompt', { text: 'what is the title' });
+  await waitFor(async () => !(await state('chi')).running, 'the run to end');
+  s = await state('chi');
+  const failed = s.messages.find((m) => m.toolCallId === 'call_c');
+  assert.deepEqual([failed.isError, failed.content[0].text], [true, 'no document in this page']);
+  failing.close();
+
+  // Two pages: each may run the tool, and the session keeps the first answer only.
+  ran.length = 0;
+  const [a, b] = [page('psi', [title('from A')]), page('psi', [title('from B')])];
+  await within(Promise.all([a.ready, b.ready]), 'the pages to attach');
+  await post('/sessions/psi/prompt', { text: 'what is the title' });
+  await waitFor(async () => !(await state('psi')).running, 'the run to end');
+  s = await state('psi');
+  const results = s.messages.filter((m) => m.role === 'toolResult');
+  assert.equal(results.length, 1);
+  assert.ok(['from A', 'from B'].includes(results[0].content[0].text));
+  assert.ok(ran.length >= 1 && ran.length <= 2);
+  a.close();
+  b.close();
+  assert.throws(() => connectSession('http://localhost/sessions/x', { tools: [{ name: 'title' }] }), /each with a name and an execute function/);
+});
+
+test('outside tester on sessions: a slow upload acts on the session as it is when the body has arrived (an import after a prompt began is a 409; a prompt after a DELETE never sends the erased transcript); an answer racing a DELETE, a malformed call id and unknown routes get JSON 404/405; the snapshot a page gets has no baseUrl or headers (issue 33)', async () => {
+  /** A POST whose body arrives in two parts, the second when `release` is called. */
+  const slowPost = (path, body) => {
+    const text = JSON.stringify(body);
+    let release;
+    const gateOpen = new Promise((r) => { release = r; });
+    const stream = new ReadableStream({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode(text.slice(0, 5)));
+        await gateOpen;
+        controller.enqueue(new TextEncoder().encode(text.slice(5)));
+        controller.close();
+      },
+    });
+    const response = call(path, { method: 'POST', body: stream, duplex: 'half', headers: { 'content-type': 'application/json' } });
+    return { response, release };
+  };
+  // An import whose body is still arriving when a prompt starts a run: refused.
+  await post('/sessions/omega/prompt', { text: 'hello' });
+  await waitFor(async () => !(await state('omega')).running, 'the first run to end');
+  const snapshot = await (await call('/sessions/omega/snapshot')).json();
+  assert.equal('baseUrl' in snapshot.model, false, 'the snapshot a page gets has no baseUrl');
+  assert.equal('headers' in snapshot.model, false);
+  const importing = slowPost('/sessions/omega/import', snapshot);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await post('/sessions/omega/prompt', { text: 'stall omega' })).status, 202);
+  importing.release();
+  assert.equal((await importing.response).status, 409, 'a run began while the import was uploading');
+  await post('/sessions/omega/abort', {});
+  await waitFor(async () => !(await state('omega')).running, 'the run to end');
+
+  // A prompt whose body arrives after the session was deleted: the model never sees the old transcript.
+  await post('/sessions/secret/prompt', { text: 'my pin is 9876' });
+  await waitFor(async () => !(await state('secret')).running, 'the first run to end');
+  const prompting = slowPost('/sessions/secret/prompt', { text: 'what is my pin' });
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await call('/sessions/secret', { method: 'DELETE' })).status, 200);
+  const seenBefore = llm.requests.length;
+  prompting.release();
+  assert.equal((await prompting.response).status, 202);
+  await waitFor(async () => !(await state('secret')).running, 'the run to end');
+  const sent = llm.requests.slice(seenBefore).map((r) => JSON.stringify(r.body.messages));
+  assert.ok(sent.length > 0 && sent.every((m) => !m.includes('9876')), 'the erased transcript never reached the model');
+
+  // An answer racing a DELETE: JSON, not a stack trace.
+  await post('/sessions/zeta/prompt', { text: 'what is the title' });
+  await waitFor(async () => (await state('zeta')).pending.length === 1, 'the client call to wait');
+  const answering = slowPost('/sessions/zeta/tool-calls/call_c/result', { content: [{ type: 'text', text: 'late' }] });
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await call('/sessions/zeta', { method: 'DELETE' })).status, 200);
+  answering.release();
+  const late = await importingJson(answering.response);
+  assert.equal(late.status, 404);
+  assert.equal(late.body.error, 'unknown session');
+  // Malformed escapes and routes that do not exist.
+  await post('/sessions/zeta/prompt', { text: 'hello' });
+  for (const [path, method, status] of [
+    ['/sessions/zeta/tool-calls/%E0%A4%A/approve', 'POST', 404],
+    ['/sessions/zeta/foo', 'POST', 404],
+    ['/sessions/zeta/tool-calls/call_c/approve', 'GET', 405],
+    ['/sessions/zeta/events', 'POST', 405],
+  ]) {
+    const r = await call(path, { method, ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}) });
+    assert.equal(r.status, status, `${method} ${path}`);
+    assert.equal(typeof (await r.json()).error, 'string');
+  }
+});
+
+async function importingJson(response) {
+  const r = await response;
+  return { status: r.status, body: await r.json() };
+}
