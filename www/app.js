@@ -3,7 +3,8 @@
 // the page shows comes from `agent.subscribe` events and `agent.state`. A real provider's
 // model, with its prices, comes from the package's catalogue (`pi-agent-wasm/models`).
 import { Agent } from 'pi-agent-wasm';
-import { demoTools } from './tools.js';
+import { connectSession } from 'pi-agent-wasm/cloudflare';
+import { demoTools, pageTitleInPage } from './tools.js';
 import { renderMarkdown } from './markdown.js';
 
 const $ = (id) => document.getElementById(id);
@@ -187,7 +188,7 @@ async function updatePriceHint() {
 
 const agent = new Agent({
   initialState: {
-    systemPrompt: 'You are a helpful assistant in a demo of an agent loop. Use the tools for arithmetic, the time and long tasks.',
+    systemPrompt: 'You are a helpful assistant in a demo of an agent loop. Use the tools for arithmetic, the time, long tasks, transfers and the page title.',
     tools: demoTools,
   },
   // The demo server and local servers ignore the key (one must still be sent); hosted
@@ -238,7 +239,7 @@ function renderText() {
   });
 }
 
-function toolCard(block) {
+function toolCard(block, container = bubble.cards) {
   const root = el('section', 'card running');
   root.setAttribute('aria-label', `Tool ${block.name}`);
   const head = el('div', 'card-head');
@@ -248,7 +249,7 @@ function toolCard(block) {
   const progress = el('div', 'card-progress');
   const output = el('div', 'card-output');
   root.append(head, args, progress, output);
-  bubble.cards.append(root);
+  container.append(root);
   return { root, args, status, progress, output, started: 0 };
 }
 
@@ -257,6 +258,35 @@ function showArgs(card, args) {
 }
 
 const textOf = (result) => (result?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+
+/** A call that waits: for the user's approval (an Approve/Reject card), or for the page that
+ * runs a client tool. Answered on the page's agent, or (`remote`) through the session. */
+function waitingCard(card, event, remote) {
+  card.root.classList.add('waiting');
+  if (event.kind === 'client') {
+    card.status.textContent = 'running in this page';
+    return;
+  }
+  card.status.textContent = 'waiting for your approval';
+  card.answer?.remove();
+  const box = el('div', 'card-answer');
+  box.append(el('span', 'card-reason', event.reason ?? 'This call needs your approval.'));
+  const answer = (verb) => {
+    for (const b of box.querySelectorAll('button')) b.disabled = true;
+    card.status.textContent = verb === 'approve' ? 'approved' : 'rejected';
+    if (remote) post(`/tool-calls/${encodeURIComponent(event.toolCallId)}/${verb}`, verb === 'reject' ? { reason: 'The user said no' } : {});
+    else if (verb === 'approve') agent.approve(event.toolCallId);
+    else agent.reject(event.toolCallId, 'The user said no');
+  };
+  for (const [verb, label] of [['approve', 'Approve'], ['reject', 'Reject']]) {
+    const b = el('button', `answer ${verb}`, label);
+    b.type = 'button';
+    b.addEventListener('click', () => answer(verb));
+    box.append(b);
+  }
+  card.answer = box;
+  card.root.append(box);
+}
 
 /** Shows one event of a run: of the page's agent, or (`remote`) of the Worker's session. */
 function onEvent(event, remote = false) {
@@ -318,6 +348,23 @@ function onEvent(event, remote = false) {
       turnUsage = { usage: m.usage, footer: bubble.footer, pricing: remote ? 'none' : pricing };
       break;
     }
+    case 'tool_execution_waiting': {
+      let card = cards.get(event.toolCallId);
+      // A session replayed after a reload may not have the call's streamed updates any more:
+      // its card is made here, in the last answer.
+      const last = [...document.querySelectorAll('.msg.assistant .cards')].at(-1);
+      if (!card && last) {
+        card = toolCard({ name: event.toolName }, last);
+        showArgs(card, event.args);
+        cards.set(event.toolCallId, card);
+      }
+      if (card) waitingCard(card, event, remote);
+      // The page is the client of its own agent: it answers the call at once.
+      if (!remote && event.kind === 'client' && event.toolName === pageTitleInPage.name) {
+        pageTitleInPage.execute().then((result) => agent.resolveToolCall(event.toolCallId, result)).catch(() => {});
+      }
+      break;
+    }
     case 'tool_execution_start': {
       const card = cards.get(event.toolCallId);
       if (card) {
@@ -334,6 +381,7 @@ function onEvent(event, remote = false) {
     case 'tool_execution_end': {
       const card = cards.get(event.toolCallId);
       if (!card) break;
+      card.answer?.remove();
       // A replayed session's events arrive at once: the duration the loop measured is shown.
       const ms = event.durationMs ?? Math.round(performance.now() - card.started);
       card.root.classList.remove('running');
@@ -474,7 +522,7 @@ function sessionId() {
   return worker.id;
 }
 const EVENT_TYPES = ['agent_start', 'agent_end', 'turn_start', 'turn_end', 'message_start', 'message_update', 'message_end',
-  'tool_execution_start', 'tool_execution_update', 'tool_execution_end'];
+  'tool_execution_start', 'tool_execution_update', 'tool_execution_end', 'tool_execution_waiting'];
 const sessionUrl = (path = '') => `${settings().baseUrl}/sessions/${sessionId()}${path}`;
 let starting = false; // send() is under way: its model being looked up, then the run
 const busyNow = () => (worker.on ? worker.running : starting || agent.state.isStreaming);
@@ -504,6 +552,8 @@ function followWorker() {
     }
   };
   for (const type of EVENT_TYPES) worker.source.addEventListener(type, on);
+  // The session's client tools (the page title) run here, in the page the user has open.
+  worker.client = connectSession(sessionUrl(), { tools: [pageTitleInPage] });
 }
 
 /** Switched to the Worker backend: a session this tab started before is shown again. */

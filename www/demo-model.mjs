@@ -78,6 +78,9 @@ function intents(message) {
   }
   if (/\b(time|clock|date)\b/.test(lower)) calls.push({ name: 'clock', arguments: {} });
   if (/\bslow\b|long task|long-running/.test(lower)) calls.push({ name: 'long_task', arguments: { steps: 5, label: 'Crunching numbers' } });
+  const transfer = /\b(?:transfer|send|pay)\s+(\d{1,9}(?:\.\d{1,2})?)\s*(?:eur|euros?|€)\s+to\s+(?:account\s+)?([a-z0-9-]{1,40})/.exec(lower);
+  if (transfer) calls.push({ name: 'transfer', arguments: { to: transfer[2], eur: Number(transfer[1]) } });
+  if (/\b(?:page title|title of (?:this|the|my) page)\b/.test(lower)) calls.push({ name: 'page_title', arguments: {} });
   return calls;
 }
 
@@ -86,7 +89,7 @@ const GREETING = /^(hi|hello|hey)\b/i;
 function plainAnswer(message) {
   const trimmed = message.trim();
   if (GREETING.test(trimmed)) {
-    return 'Hello! I am the **scripted demo model** — not an LLM. Try:\n\n- `what is 17*23?`\n- `what time is it?`\n- `what is 6*7 and what time is it?` (parallel tools)\n- `run a slow long task` (progress updates; try Abort or steering)';
+    return 'Hello! I am the **scripted demo model** — not an LLM. Try:\n\n- `what is 17*23?`\n- `what time is it?`\n- `what is 6*7 and what time is it?` (parallel tools)\n- `run a slow long task` (progress updates; try Abort or steering)\n- `transfer 25 EUR to account 42` (waits for your approval)\n- `what is the title of this page?` (a client tool the page runs)';
   }
   return `You said: “${trimmed.slice(0, 200)}”.\n\nI am a scripted demo model, so I only know a few tricks: arithmetic like \`12*34\`, the current time, and a \`slow long task\`. Point the settings at a real provider for real answers.`;
 }
@@ -98,6 +101,7 @@ function answerFromResults(results, steering) {
     if (r.isError) return `- **${r.toolName}** failed: ${body}`;
     if (r.toolName === 'calculator') return `- The result is **${body}**.`;
     if (r.toolName === 'clock') return `- It is **${body}**.`;
+    if (r.toolName === 'page_title') return `- The page is titled **${body}**.`;
     return `- ${r.toolName}: ${body}`;
   });
   const notes = steering.map((s) => `\n\nNoted your message: “${s.slice(0, 200)}”.`).join('');

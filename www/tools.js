@@ -87,4 +87,37 @@ export const longTask = {
   },
 };
 
-export const demoTools = [calculator, clock, longTask];
+/** Waits for a person: a transfer over 10 EUR runs only once someone approves it (an
+ * Approve/Reject card in the demo page), and the wait survives a reload in a session. */
+export const transfer = {
+  name: 'transfer',
+  label: 'Transfer',
+  description: 'Sends money to an account. Transfers over 10 EUR wait for the user\'s approval.',
+  parameters: {
+    type: 'object',
+    properties: { to: { type: 'string' }, eur: { type: 'number', minimum: 0 } },
+    required: ['to', 'eur'],
+  },
+  needsApproval: ({ eur }) => (eur > 10 ? `${eur} EUR is over the 10 EUR limit` : false),
+  async execute(_id, { to, eur }) {
+    return { content: [{ type: 'text', text: `Sent ${eur} EUR to account ${to}.` }], details: { to, eur } };
+  },
+};
+
+/** A client tool: declared by its schema alone, and run by the page the user has open (its
+ * title), wherever the loop runs. */
+export const pageTitle = {
+  name: 'page_title',
+  label: 'Page title',
+  description: 'Reads the title of the page the user has open.',
+  parameters: { type: 'object', properties: {} },
+  client: true,
+};
+
+/** What the page runs for `pageTitle`. */
+export const pageTitleInPage = {
+  name: 'page_title',
+  execute: async () => ({ content: [{ type: 'text', text: document.title }], details: { url: location.pathname } }),
+};
+
+export const demoTools = [calculator, clock, longTask, transfer, pageTitle];

@@ -119,3 +119,27 @@ test('demo: the Worker backend labels a steering message steering and a follow-u
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('demo: with the Worker backend a transfer waits for approval across a reload (the card comes back, Approve runs it once), and the page title is run by this page for the Worker (connectSession)', async () => {
+  const { context, page, problems } = await openWorkerBackend(browser, url);
+  await ask(page, 'transfer 25 EUR to account 42');
+  await page.waitForSelector('.card.waiting button.approve', { timeout: 20000 });
+  // Reloaded while the Worker waits: the card and its buttons come back from the session.
+  await page.reload();
+  await page.waitForFunction(() => window.demo?.worker);
+  await page.waitForSelector('.card.waiting button.approve', { timeout: 20000 });
+  assert.match(await page.textContent('.card.waiting'), /25 EUR is over the 10 EUR limit/);
+  await page.click('.card.waiting button.approve');
+  await page.waitForFunction(() => !window.demo.worker.running && document.querySelectorAll('#events li[data-type=agent_end]').length === 1, null, { timeout: 30000 });
+  const answers = () => page.$$eval('.msg.assistant .body', (els) => els.map((e) => e.textContent));
+  assert.match((await answers()).at(-1), /Sent 25 EUR to account 42\./);
+  const ends = await page.$$eval('#events li[data-type=tool_execution_end]', (els) => els.length);
+  assert.equal(ends, 1, 'the transfer ran once');
+
+  // A client tool of the Worker's session, run in this page.
+  await ask(page, 'what is the title of this page?');
+  await page.waitForFunction(() => document.querySelectorAll('#events li[data-type=agent_end]').length === 2, null, { timeout: 30000 });
+  assert.match((await answers()).at(-1), /The page is titled pi-agent-wasm demo\./);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
