@@ -51,8 +51,11 @@ export interface SessionNamespace {
  * HTTP API (through {@link routeSessions}): `POST /sessions/:id/prompt` `{ "text" }` (202;
  * 409 while a run is in progress), `POST .../steer`, `POST .../follow-up`, `POST .../abort`,
  * `GET .../events` (Server-Sent Events with ids, resumable with Last-Event-ID or `?after=`),
- * `GET /sessions/:id` (messages, running, queued messages), `DELETE /sessions/:id`. Errors are
- * JSON `{ error, detail? }` with a 4xx status.
+ * `GET /sessions/:id` (messages, running, queued messages, `pending` tool calls),
+ * `DELETE /sessions/:id`; waiting tool calls' answers `POST .../tool-calls/:callId/approve`,
+ * `/reject`, `/result`; the handoff between page and Worker `GET .../snapshot`,
+ * `POST .../export` (the page takes the run) and `POST .../import` (the Worker takes it).
+ * Errors are JSON `{ error, detail? }` with a 4xx status.
  */
 export declare class AgentSession<Env = unknown> {
   /** Called by the Workers runtime with the object's state and the Worker's environment. */
@@ -65,6 +68,12 @@ export declare class AgentSession<Env = unknown> {
    * is loaded. An `onCheckpoint` here is called after the session saved.
    */
   agentOptions(env: Env): AgentOptions;
+  /**
+   * The model as a page sees it in a snapshot (`GET .../snapshot`, `POST .../export`): by
+   * default without `headers`, which may hold a gateway's token. Override to drop more (a
+   * private `baseUrl`) or to give pages a model of their own.
+   */
+  pageModel(model: Model<any>): Model<any>;
   /** Answers a session request (`/sessions/:id[/action]`), as forwarded by {@link routeSessions}. */
   fetch(request: Request): Promise<Response>;
   /** The watchdog alarm: resumes a run this instance does not hold (after an eviction or restart). */
@@ -104,7 +113,7 @@ export declare function routeSessions(
 
 /** What a request does to a session, as `authorize` is told (`create` is `POST` of the
  * prefix, which answers a new, unguessable session id). */
-export type SessionAction = "create" | "read" | "prompt" | "steer" | "follow-up" | "abort" | "delete" | "import" | "approve" | "reject" | "result";
+export type SessionAction = "create" | "read" | "snapshot" | "prompt" | "steer" | "follow-up" | "abort" | "delete" | "import" | "export" | "approve" | "reject" | "result";
 
 /**
  * The server side of pi's `streamProxy` (`POST /api/stream` by default): a browser agent

@@ -109,7 +109,7 @@ function compact(event) {
 /** Update ids of one instance start at `epoch * UPDATE_EPOCH` after each stored event, so a
  * restarted session never gives an update id it gave before. */
 const UPDATE_EPOCH = 1e6;
-const ACTIONS = new Set(['', 'events', 'prompt', 'steer', 'follow-up', 'abort', 'tool-calls', 'snapshot', 'import']);
+const ACTIONS = new Set(['', 'events', 'prompt', 'steer', 'follow-up', 'abort', 'tool-calls', 'snapshot', 'import', 'export']);
 /** The largest snapshot `POST /sessions/:id/import` takes. */
 const MAX_IMPORT = 8 * 1024 * 1024;
 /** `POST /sessions/:id/tool-calls/:callId/<answer>`: the answers of a waiting tool call. */
@@ -118,22 +118,6 @@ const ANSWERS = new Set(['approve', 'reject', 'result']);
 /** The actions whose POST carries a body. */
 const BODIES = new Set(['prompt', 'steer', 'follow-up', 'tool-calls', 'import']);
 
-/** A model as a page may see it: no `baseUrl` or `headers` (an internal address, a gateway's
- * token), which the page does not need to restore the run. */
-function pageModel(model) {
-  if (model === null || typeof model !== 'object') return model;
-  const { baseUrl, headers, ...rest } = model;
-  return rest;
-}
-
-/** `GET /sessions/:id/snapshot`: the session's snapshot with its model (and its run's) as a
- * page may see it. */
-function pageSnapshot(snapshot) {
-  const out = { ...snapshot, model: pageModel(snapshot.model) };
-  if (out.model === undefined) delete out.model;
-  if (snapshot.position != null && typeof snapshot.position === 'object') out.position = { ...snapshot.position, model: pageModel(snapshot.position.model) };
-  return out;
-}
 
 /** A waiting tool call as `GET /sessions/:id` lists it. */
 const pendingCall = (c) => ({
@@ -191,15 +175,6 @@ export class AgentSession {
     this.loading ??= (async () => {
       const meta = await this.storage.get('meta');
       const own = this.agentOptions(this.env) ?? {};
-      // Each step is saved before the run goes on: after every event, and before each tool
-      // runs (so a call cut off there is known to have maybe run).
-      const options = {
-        ...own,
-        onCheckpoint: async (snapshot, event) => {
-          await this.#checkpoint(snapshot, event);
-          await own.onCheckpoint?.(snapshot, event);
-        },
-      };
       // Event ids go on from where they were, across restarts and deletions; each start of an
       // instance is a new epoch for update ids.
       const ids = (await this.storage.get('ids')) ?? { lastEventId: meta?.lastEventId ?? 0, epoch: 0 };
@@ -214,20 +189,73 @@ export class AgentSession {
         await this.#drop('e:', `e:${pad(this.lastEventId + 1)}`);
         await this.#drop('m:', `m:${pad(meta.messageCount)}`);
       }
-      this.options = options;
+      this.options = own;
       if (meta === undefined) {
-        this.agent = new Agent(options);
+        this.agent = this.#agent(undefined);
       } else {
         const messages = (await readParts(this.storage, 'm:')).map(([, text]) => JSON.parse(text));
         this.exists = true;
         this.snapshot = { ...meta.snapshot, messages };
-        this.agent = new Agent({ ...options, restore: this.snapshot });
+        this.agent = this.#agent(this.snapshot);
         this.stored = this.agent.state.messages.slice();
       }
-      this.agent.subscribe((event) => this.#live(event));
       if (meta?.snapshot?.position !== undefined) this.#start(() => this.#resume());
     })();
     return this.loading;
+  }
+
+  /** A new `Agent` of this session (restored from `restore`, unless undefined). Each step is
+   * saved before the run goes on: after every event, and before each tool runs (so a call cut
+   * off there is known to have maybe run). Only the session's current agent is heard: one
+   * that the session let go of (an export) saves and sends nothing more. */
+  #agent(restore) {
+    const own = this.options;
+    const agent = new Agent({
+      ...own,
+      ...(restore === undefined ? {} : { restore }),
+      onCheckpoint: async (snapshot, event) => {
+        if (this.agent !== agent) return;
+        await this.#checkpoint(snapshot, event);
+        await own.onCheckpoint?.(snapshot, event);
+      },
+    });
+    agent.subscribe((event) => {
+      if (this.agent === agent) this.#live(event);
+    });
+    return agent;
+  }
+
+  /** A model as a page may see it (`GET …/snapshot`, `POST …/export`): by default without
+   * `headers`, which may hold a gateway's token. Override to drop more (a private `baseUrl`)
+   * or to give the page a model of its own. */
+  // eslint-disable-next-line class-methods-use-this
+  pageModel(model) {
+    if (model === null || typeof model !== 'object') return model;
+    const { headers, ...rest } = model;
+    return rest;
+  }
+
+  /** The session's snapshot with its model (and its run's) as a page may see it. */
+  #pageSnapshot(snapshot) {
+    const out = { ...snapshot };
+    if (snapshot.model !== undefined) out.model = this.pageModel(snapshot.model);
+    if (snapshot.position != null && typeof snapshot.position === 'object') out.position = { ...snapshot.position, model: this.pageModel(snapshot.position.model) };
+    return out;
+  }
+
+  /** `POST /sessions/:id/export`: the session hands its run to the caller (a page that
+   * continues it): the snapshot, and the session's own run stops where it is, as if cut off
+   * there, recording nothing more. The session keeps the transcript up to there, with no run. */
+  async #export() {
+    const agent = this.agent;
+    const snapshot = agent.snapshot();
+    const { position, waiting, ...rest } = snapshot;
+    this.agent = this.#agent(rest);
+    this.snapshot = rest;
+    agent.abort();
+    await this.runDone;
+    await this.#save();
+    return json(200, this.#pageSnapshot(snapshot));
   }
 
   /** Finishes the run the stored snapshot was taken in. Should its position not fit (a
@@ -240,8 +268,7 @@ export class AgentSession {
       if (error?.code !== 'invalid_input') throw error;
       console.error('pi-agent-wasm session: the saved run cannot be resumed, so it is dropped:', error.message);
       const { position, ...rest } = this.snapshot;
-      this.agent = new Agent({ ...this.options, restore: rest });
-      this.agent.subscribe((event) => this.#live(event));
+      this.agent = this.#agent(rest);
     }
   }
 
@@ -370,12 +397,11 @@ export class AgentSession {
     if (snapshot.position !== null && typeof snapshot.position === 'object') snapshot.position = { ...snapshot.position, model: own };
     let agent;
     try {
-      agent = new Agent({ ...this.options, restore: snapshot });
+      agent = this.#agent(snapshot);
     } catch (e) {
       if (e?.code !== 'invalid_input') throw e;
       return problem(400, 'malformed snapshot', e.message);
     }
-    agent.subscribe((event) => this.#live(event));
     this.agent = agent;
     this.snapshot = snapshot;
     await this.#save();
@@ -433,7 +459,7 @@ export class AgentSession {
     }
     if (method === 'GET' && action === 'snapshot') {
       if (!this.exists) return problem(404, 'unknown session');
-      return json(200, pageSnapshot(agent.snapshot()));
+      return json(200, this.#pageSnapshot(agent.snapshot()));
     }
     if (method === 'GET' && action === 'events') {
       if (!this.exists) return problem(404, 'unknown session');
@@ -464,6 +490,10 @@ export class AgentSession {
     }
     if (action === '' || action === 'events') return problem(405, 'method not allowed');
     if (action === 'import') return this.#import(body);
+    if (action === 'export') {
+      if (!this.exists) return problem(404, 'unknown session');
+      return this.#export();
+    }
     if (action === 'snapshot') return problem(405, 'method not allowed');
     if (action === 'tool-calls') {
       const [, , , callId, verb] = url.pathname.split('/').filter(Boolean);
@@ -608,12 +638,12 @@ async function sameSecret(a, b) {
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-const POSTED = new Set(['prompt', 'steer', 'follow-up', 'abort', 'import']);
+const POSTED = new Set(['prompt', 'steer', 'follow-up', 'abort', 'import', 'export']);
 
 /** What a request does to a session, as `authorize` is told: `create` (`POST` the prefix),
  * `read` (the state and the events), `snapshot` (the whole run, for a page to restore),
  * `prompt`, `steer`, `follow-up`, `abort`, `delete`, `import` (a page's snapshot replaces
- * the session), `approve`, `reject`, `result` (a waiting tool call's answers). A route that
+ * the session), `export` (the session hands its run to a page), `approve`, `reject`, `result` (a waiting tool call's answers). A route that
  * does not exist is 404, and a method a route does not take 405, before `authorize` is asked. */
 function actionOf(method, segments) {
   const [id, what, callId, verb, ...more] = segments;

@@ -103,7 +103,7 @@ async function startGate() {
 
 const WORKER = `import { AgentSession, routeSessions, handleStreamProxy } from 'pi-agent-wasm/cloudflare';
 
-const modelOf = (env) => ({ id: 'm', name: 'm', api: 'openai-completions', provider: 'openai', baseUrl: env.LLM_BASE_URL, reasoning: false,
+const modelOf = (env) => ({ id: 'm', name: 'm', api: 'openai-completions', provider: 'openai', baseUrl: env.LLM_BASE_URL, headers: { 'x-gateway-token': 'gw-secret-1' }, reasoning: false,
   input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 });
 
 const tool = (env, name, replay, text) => ({
@@ -732,7 +732,7 @@ test('a page attached with connectSession runs the session\'s client tools: a ca
   assert.throws(() => connectSession('http://localhost/sessions/x', { tools: [{ name: 'title' }] }), /each with a name and an execute function/);
 });
 
-test('outside tester on sessions: a slow upload acts on the session as it is when the body has arrived (an import after a prompt began is a 409; a prompt after a DELETE never sends the erased transcript); an answer racing a DELETE, a malformed call id and unknown routes get JSON 404/405; the snapshot a page gets has no baseUrl or headers (issue 33)', async () => {
+test('outside tester on sessions: a slow upload acts on the session as it is when the body has arrived (an import after a prompt began is a 409; a prompt after a DELETE never sends the erased transcript); an answer racing a DELETE, a malformed call id and unknown routes get JSON 404/405; the snapshot a page gets has no headers (issue 33)', async () => {
   /** A POST whose body arrives in two parts, the second when `release` is called. */
   const slowPost = (path, body) => {
     const text = JSON.stringify(body);
@@ -753,8 +753,7 @@ test('outside tester on sessions: a slow upload acts on the session as it is whe
   await post('/sessions/omega/prompt', { text: 'hello' });
   await waitFor(async () => !(await state('omega')).running, 'the first run to end');
   const snapshot = await (await call('/sessions/omega/snapshot')).json();
-  assert.equal('baseUrl' in snapshot.model, false, 'the snapshot a page gets has no baseUrl');
-  assert.equal('headers' in snapshot.model, false);
+  assert.equal('headers' in snapshot.model, false, 'the snapshot a page gets has no headers (a gateway\'s token)');
   const importing = slowPost('/sessions/omega/import', snapshot);
   await new Promise((r) => setTimeout(r, 100));
   assert.equal((await post('/sessions/omega/prompt', { text: 'stall omega' })).status, 202);
@@ -804,3 +803,39 @@ async function importingJson(response) {
   const r = await response;
   return { status: r.status, body: await r.json() };
 }
+
+test('a run handed from the Worker to a page in the middle: POST export gives the snapshot and the session lets go of its run (nothing more recorded, answers 409); the page approves and finishes the run, the tool running once, in the page (issue 33)', async () => {
+  const before = gate.calls.length;
+  await post('/sessions/back1/prompt', { text: 'transfer 25 EUR to 42' });
+  await events('back1', { until: (e) => e.type === 'tool_execution_end' && e.data.toolCallId === 'call_w' });
+  await waitFor(async () => (await state('back1')).pending.length === 1, 'the Worker to wait');
+  const exported = await post('/sessions/back1/export', {});
+  assert.equal(exported.status, 200);
+  const snapshot = await exported.json();
+  assert.equal(snapshot.position.at, 'tools', 'taken in the middle of the run');
+  assert.deepEqual(snapshot.waiting.map((c) => [c.toolCallId, c.kind]), [['call_t', 'approval']]);
+  assert.equal(snapshot.model.baseUrl, llm.baseUrl);
+  assert.equal('headers' in snapshot.model, false, 'no gateway token leaves the Worker');
+  assert.equal('headers' in snapshot.position.model, false);
+  // The session let go: no run, nothing waiting, and an answer there is too late.
+  const after = await state('back1');
+  assert.deepEqual([after.running, after.pending], [false, []]);
+  assert.equal((await post('/sessions/back1/tool-calls/call_t/approve', {})).status, 409);
+  const stored = after.messages.length;
+  // The page continues it, with its own tools and key (the model's address came along).
+  const ran = [];
+  const pageTools = [
+    { name: 'transfer', label: 'transfer', description: 'transfer', parameters: { type: 'object' }, needsApproval: true, execute: async (_id, a) => { ran.push('transfer'); return { content: [{ type: 'text', text: `sent ${a.eur} EUR to ${a.to}` }], details: {} }; } },
+    { name: 'weather', label: 'weather', description: 'weather', parameters: { type: 'object' }, execute: async () => { ran.push('weather'); return { content: [{ type: 'text', text: 'Oslo: 18 C' }], details: {} }; } },
+  ];
+  const page = new ours.Agent({ initialState: { tools: pageTools }, restore: snapshot, getApiKey: () => 'page-key' });
+  assert.deepEqual(page.waitingToolCalls.map((c) => c.toolCallId), ['call_t']);
+  page.approve('call_t');
+  await page.resume();
+  assert.deepEqual(ran, ['transfer'], 'the transfer ran once, in the page; the weather was not run again');
+  assert.equal(page.state.messages.at(-1).content[0].text, 'Done: sent 25 EUR to 42; Oslo: 18 C');
+  assert.equal(gate.calls.slice(before).includes('call_t'), false, 'the Worker never ran the transfer');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await state('back1')).messages.length, stored, 'the session recorded nothing after it let go');
+  assert.equal((await post('/sessions/back1/export', {})).status, 200, 'an idle session exports its transcript');
+});
