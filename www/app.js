@@ -86,6 +86,7 @@ function applyPreset(name) {
   $('base-url').value = p.baseUrl;
   $('model-id').value = p.model;
   $('preset-hint').textContent = p.hint;
+  $('handoff').textContent = worker.on ? 'Bring back to the page' : 'Continue in the Worker';
   updateModelLabel();
   updatePriceHint();
 }
@@ -186,15 +187,27 @@ async function updatePriceHint() {
 
 // --- The agent ------------------------------------------------------------------------
 
-const agent = new Agent({
-  initialState: {
-    systemPrompt: 'You are a helpful assistant in a demo of an agent loop. Use the tools for arithmetic, the time, long tasks, transfers and the page title.',
-    tools: demoTools,
-  },
-  // The demo server and local servers ignore the key (one must still be sent); hosted
-  // providers need the one from the settings.
-  getApiKey: () => (PRESETS[settings().preset].key ? apiKey || undefined : apiKey || 'none'),
-});
+/** The page's agent, or one restored from a snapshot (`restore`: a run handed back from the
+ * Worker). Its events show in the page until it hands its run to the Worker. */
+function makeAgent(restore) {
+  const made = new Agent({
+    initialState: {
+      systemPrompt: 'You are a helpful assistant in a demo of an agent loop. Use the tools for arithmetic, the time, long tasks, transfers and the page title.',
+      tools: demoTools,
+    },
+    // The demo server and local servers ignore the key (one must still be sent); hosted
+    // providers need the one from the settings.
+    getApiKey: () => (PRESETS[settings().preset].key ? apiKey || undefined : apiKey || 'none'),
+    restore,
+  });
+  made.subscribe((event) => {
+    if (made !== agent) return; // handed to the Worker: what it does now is not shown
+    inspect(event);
+    onEvent(event);
+  });
+  return made;
+}
+let agent;
 
 // --- Transcript rendering -------------------------------------------------------------
 
@@ -464,6 +477,7 @@ function setBusy(busy) {
   $('send').title = busy ? 'Deliver this message before the next model request' : '';
   $('follow-up').disabled = !busy;
   $('abort').disabled = !busy;
+  $('handoff').textContent = worker.on ? 'Bring back to the page' : 'Continue in the Worker';
   if (busy || !$('status').textContent.startsWith('Run failed')) {
     $('status').textContent = busy ? 'Working… type to steer, or queue a follow-up.' : 'Ready.';
   }
@@ -535,9 +549,9 @@ async function post(path, body) {
 
 /** Follows the session's events. EventSource reconnects by itself with Last-Event-ID, and a
  * new page replays from the start: each event shows once. */
-function followWorker() {
+function followWorker(after) {
   if (worker.source) return;
-  worker.source = new EventSource(sessionUrl('/events'));
+  worker.source = new EventSource(sessionUrl(after === undefined ? '/events' : `/events?after=${encodeURIComponent(after)}`));
   const on = (e) => {
     const event = JSON.parse(e.data);
     if (event.type === 'agent_start') {
@@ -601,7 +615,8 @@ async function send(text) {
     $('status').textContent = `Run failed: ${error?.message ?? error}`;
   } finally {
     starting = false;
-    setBusy(false);
+    // (A run handed to the Worker meanwhile is the Worker's to end.)
+    setBusy(busyNow());
     $('input').focus();
   }
 }
@@ -638,13 +653,75 @@ function abortRun() {
   else agent.abort();
 }
 
-agent.subscribe((event) => {
-  inspect(event);
-  onEvent(event);
-});
+// --- One run handed between the page and the Worker -----------------------------------
+
+/** "Continue in the Worker": the page's agent (mid-run or not) becomes a new session of the
+ * Worker, whose run goes on there; the page lets go of its own. */
+async function toWorker() {
+  const snapshot = agent.snapshot();
+  const id = `demo-${crypto.randomUUID().replaceAll('-', '')}`;
+  const res = await fetch(`${PRESETS.worker.baseUrl}/sessions/${id}/import`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(snapshot),
+  }).catch((error) => ({ ok: false, status: 0, json: async () => ({ error: error.message }) }));
+  if (!res.ok) {
+    $('status').textContent = `Worker: ${res.status} ${(await res.json().catch(() => ({}))).error ?? ''}`;
+    return;
+  }
+  const { lastEventId } = await res.json();
+  const old = agent;
+  agent = makeAgent(); // the page's own agent, fresh; the old one is aborted, unheard
+  old.abort();
+  worker.id = id;
+  sessionStorage.setItem(SESSION_STORE, id);
+  sessionStorage.setItem(SENT_STORE, '[]');
+  worker.sent = [];
+  $('preset').value = 'worker';
+  applyPreset('worker');
+  worker.running = snapshot.position !== undefined;
+  worker.prompted = true;
+  setBusy(worker.running);
+  followWorker(lastEventId);
+}
+
+/** "Bring back to the page": the Worker's session hands its run back (export); the page
+ * restores it with its own model and goes on. */
+async function toPage() {
+  const res = await post('/export', {});
+  if (!res.ok) return;
+  const snapshot = await res.json();
+  worker.source?.close();
+  worker.source = undefined;
+  worker.client?.close();
+  worker.running = false;
+  $('preset').value = 'demo';
+  applyPreset('demo');
+  const { model } = await currentModel();
+  // The page's own model: the run's requests go where the page reaches.
+  snapshot.model = model;
+  if (snapshot.position) snapshot.position.model = model;
+  agent = makeAgent(snapshot);
+  if (snapshot.position === undefined) return;
+  starting = true;
+  setBusy(true);
+  try {
+    await agent.resume();
+  } catch (error) {
+    $('status').textContent = `Run failed: ${error?.message ?? error}`;
+  } finally {
+    starting = false;
+    setBusy(false);
+  }
+}
+
+function initHandoff() {
+  $('handoff').addEventListener('click', () => (worker.on ? toPage() : toWorker()));
+}
+
+agent = makeAgent();
 
 initSettings();
 initInspector();
 initComposer();
+initHandoff();
 setBusy(false);
-window.demo = { agent, worker }; // for the console (and the browser tests)
+window.demo = { get agent() { return agent; }, worker }; // for the console (and the browser tests)

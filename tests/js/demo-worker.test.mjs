@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { launchChromium } from './helpers.mjs';
 import { bundleExample, runExample } from './shared/example-worker.mjs';
-import { startDemoServer, openWorkerBackend, ask, followUp, userMessages } from './shared/demo-server.mjs';
+import { startDemoServer, openWorkerBackend, ask, followUp, userMessages, idle } from './shared/demo-server.mjs';
 
 let out;
 let mf;
@@ -140,6 +140,51 @@ test('demo: with the Worker backend a transfer waits for approval across a reloa
   await ask(page, 'what is the title of this page?');
   await page.waitForFunction(() => document.querySelectorAll('#events li[data-type=agent_end]').length === 2, null, { timeout: 30000 });
   assert.match((await answers()).at(-1), /The page is titled pi-agent-wasm demo\./);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('demo: one run handed between the page and the Worker in its middle: "Continue in the Worker" while a transfer waits (approved and run there), then "Bring back to the page" while another waits (approved and run in the page)', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => window.demo?.agent);
+  const answers = () => page.$$eval('.msg.assistant .body', (els) => els.map((e) => e.textContent));
+  const session = () => page.evaluate(async () => (await fetch(`${location.origin}/worker/sessions/${window.demo.worker.id}`)).json());
+
+  // In the page: the transfer waits for approval; the run moves to the Worker.
+  await ask(page, 'transfer 25 EUR to account 42');
+  await page.waitForSelector('.card.waiting button.approve', { timeout: 20000 });
+  assert.equal(await page.textContent('#handoff'), 'Continue in the Worker');
+  await page.click('#handoff');
+  await page.waitForFunction(() => window.demo.worker.on && document.querySelector('#handoff').textContent === 'Bring back to the page', null, { timeout: 20000 });
+  assert.match(await page.textContent('#model-label'), /Worker backend/);
+  // The Worker asks again: the card's buttons now answer the session.
+  await page.waitForFunction(() => (document.querySelector('.card.waiting .card-status')?.textContent ?? '') === 'waiting for your approval', null, { timeout: 20000 });
+  assert.deepEqual((await session()).pending.map((c) => c.tool), ['transfer']);
+  await page.click('.card.waiting button.approve');
+  await page.waitForFunction(() => !window.demo.worker.running && document.querySelector('#send').textContent === 'Send', null, { timeout: 30000 });
+  assert.match((await answers()).at(-1), /Sent 25 EUR to account 42\./);
+  let s = await session();
+  assert.deepEqual(s.messages.filter((m) => m.role === 'toolResult').map((m) => m.content[0].text), ['Sent 25 EUR to account 42.'], 'run in the Worker, once');
+  assert.equal(await page.evaluate(() => window.demo.agent.state.messages.filter((m) => m.role !== 'system').length), 0, 'the page let go of its run');
+
+  // In the Worker: another transfer waits; the run comes back to the page.
+  await ask(page, 'transfer 30 EUR to account 5');
+  await page.waitForFunction(() => document.querySelectorAll('.card.waiting button.approve:not([disabled])').length === 1, null, { timeout: 20000 });
+  await page.click('#handoff');
+  await page.waitForFunction(() => !window.demo.worker.on && document.querySelector('#handoff').textContent === 'Continue in the Worker', null, { timeout: 20000 });
+  await page.waitForFunction(() => window.demo.agent.waitingToolCalls.length === 1, null, { timeout: 20000 });
+  s = await session();
+  assert.deepEqual([s.running, s.pending], [false, []], 'the session let go of its run');
+  await page.click('.card.waiting button.approve:not([disabled])');
+  await idle(page);
+  assert.match((await answers()).at(-1), /Sent 30 EUR to account 5\./);
+  const local = await page.evaluate(() => window.demo.agent.state.messages.filter((m) => m.role === 'toolResult').map((m) => m.content[0].text));
+  assert.deepEqual(local, ['Sent 25 EUR to account 42.', 'Sent 30 EUR to account 5.']);
+  assert.equal((await session()).messages.filter((m) => m.role === 'toolResult').length, 1, 'the Worker did not run the second transfer');
   assert.deepEqual(problems, []);
   await context.close();
 });
