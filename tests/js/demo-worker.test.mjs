@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { launchChromium } from './helpers.mjs';
 import { bundleExample, runExample } from './shared/example-worker.mjs';
-import { startDemoServer, openWorkerBackend, ask, followUp, userMessages, idle } from './shared/demo-server.mjs';
+import { startDemoServer, openWorkerBackend, openOwnContext, ask, followUp, userMessages, idle } from './shared/demo-server.mjs';
 
 let out;
 let mf;
@@ -145,12 +145,7 @@ test('demo: with the Worker backend a transfer waits for approval across a reloa
 });
 
 test('demo: one run handed between the page and the Worker in its middle: "Continue in the Worker" while a transfer waits (approved and run there), then "Bring back to the page" while another waits (approved and run in the page)', async () => {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(String(e)));
-  await page.goto(url);
-  await page.waitForFunction(() => window.demo?.agent);
+  const { context, page, problems } = await openOwnContext(browser, url);
   const answers = () => page.$$eval('.msg.assistant .body', (els) => els.map((e) => e.textContent));
   const session = () => page.evaluate(async () => (await fetch(`${location.origin}/worker/sessions/${window.demo.worker.id}`)).json());
 

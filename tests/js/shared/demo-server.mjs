@@ -55,14 +55,20 @@ export async function openDemo(browser, url, viewport = { width: 1200, height: 9
 export const idle = (page) =>
   page.waitForFunction(() => !window.demo.agent.state.isStreaming && document.querySelector('#send').textContent === 'Send', null, { timeout: 20000 });
 
-/** A page of its own (a new browser context: a new session) switched to the Worker backend. */
-export async function openWorkerBackend(browser, url) {
+/** A page of its own (a new browser context: a new session), in local mode; collects page errors. */
+export async function openOwnContext(browser, url) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(String(e)));
   await page.goto(url);
   await page.waitForFunction(() => window.demo?.worker);
+  return { context, page, problems };
+}
+
+/** A page of its own (a new browser context: a new session) switched to the Worker backend. */
+export async function openWorkerBackend(browser, url) {
+  const { context, page, problems } = await openOwnContext(browser, url);
   await page.click('#settings-toggle');
   await page.selectOption('#preset', 'worker');
   return { context, page, problems };
