@@ -153,7 +153,7 @@ export interface SessionClientTool {
 export interface ConnectSessionOptions {
   /** The client tools this page runs (tools with more members, such as pi's `AgentTool`, fit). */
   tools: SessionClientTool[];
-  /** Sent as `Authorization: Bearer <token>`. */
+  /** Sent as `Authorization: Bearer <token>` (in place of an `Authorization` in `headers`). */
   token?: string;
   /** More request headers (for an `authorize` that reads its own). */
   headers?: Record<string, string>;
@@ -163,13 +163,14 @@ export interface ConnectSessionOptions {
   onEvent?: (event: AgentEvent | ToolExecutionWaitingEvent) => void;
   /** A failure while following the session (it goes on, except after a 401 or 403). */
   onError?: (error: unknown) => void;
-  /** How long to wait before reconnecting, in ms (default 1000). */
+  /** How long to wait before reconnecting, in ms: 10 or more (default 1000). */
   retryMs?: number;
 }
 
 /** A page attached to a session. */
 export interface SessionConnection {
-  /** Settles once the page follows the session's events (or is closed). */
+  /** Resolves once the page follows the session's events (or is closed); rejects when the
+   * session refuses the page (401, 403). */
   readonly ready: Promise<void>;
   /** Detaches the page: no more calls are taken, and a call running here is aborted. */
   close(): void;

@@ -25,22 +25,31 @@ const failure = (text) => ({ content: [{ type: 'text', text }], details: {}, isE
 export function connectSession(url, options = {}) {
   if (typeof url !== 'string' && !(url instanceof URL)) throw new TypeError('connectSession: url must be a string or a URL');
   const { tools = [], token, headers = {}, onEvent, onError, retryMs = 1000 } = options;
+  if (typeof retryMs !== 'number' || !(retryMs >= 10) || !Number.isFinite(retryMs)) throw new TypeError('connectSession: options.retryMs must be a number of milliseconds, 10 or more');
   if (!Array.isArray(tools) || !tools.every((t) => typeof t?.name === 'string' && typeof t.execute === 'function')) {
     throw new TypeError('connectSession: options.tools must be an array of tools, each with a name and an execute function');
   }
   const request = fetcher(options.fetch);
   const base = String(url).replace(/\/+$/, '');
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const auth = { ...headers, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) };
+  // The token wins over an Authorization header given in `headers`, whatever its case.
+  const own = Object.entries(headers ?? {}).filter(([name]) => token === undefined || name.toLowerCase() !== 'authorization');
+  const auth = { ...Object.fromEntries(own), ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) };
   const controller = new AbortController();
   const signal = controller.signal;
-  /** Ids of the calls this page has taken: each runs once here. */
-  const taken = new Set();
+  /** Ids of the calls running here now: each runs once at a time. */
+  const running = new Set();
+  /** Per call answered here (or found answered): the session's last event id then. A
+   * waiting event at or before it is one seen again (a replay); a later one asks anew. */
+  const answeredAt = new Map();
   let lastEventId;
   let markReady;
-  const ready = new Promise((resolve) => {
+  let refuse;
+  const ready = new Promise((resolve, reject) => {
     markReady = resolve;
+    refuse = reject;
   });
+  ready.catch(() => {});
   const report = (error) => {
     if (signal.aborted) return;
     try {
@@ -50,20 +59,44 @@ export function connectSession(url, options = {}) {
     }
   };
 
+  /** Posts the result; true once the session has it (or has an answer for the call). */
   async function answer(id, result) {
     const to = `${base}/tool-calls/${encodeURIComponent(id)}/result`;
     const post = (body) => request(to, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
     let response = await post(result);
-    // The session refused the result's shape: it gets an error result that says why.
-    if (response.status === 400) response = await post(failure(`The client's result was refused: ${(await response.json().catch(() => ({}))).detail ?? 'malformed'}`));
+    // The session refused the result (its shape, or over its size limit): the call gets an
+    // error result that says why, rather than waiting on.
+    if (response.status === 400 || response.status === 413) {
+      const why = response.status === 413 ? 'it is larger than the session takes' : (await response.json().catch(() => ({}))).detail ?? 'malformed';
+      response = await post(failure(`The client's result was refused: ${why}`));
+    }
+    if (response.ok) {
+      answeredAt.set(id, Number((await response.json().catch(() => ({}))).lastEventId ?? lastEventId ?? 0));
+      return;
+    }
     // 409: answered elsewhere (another page), expired or aborted meanwhile.
-    if (!response.ok && response.status !== 409) report(new Error(`connectSession: answering ${id} got HTTP ${response.status}`));
+    if (response.status === 409) {
+      answeredAt.set(id, Number(lastEventId ?? 0));
+      return;
+    }
+    report(new Error(`connectSession: answering ${id} got HTTP ${response.status}`));
   }
 
-  async function run(id, name, args) {
+  /** Runs a waiting call of one of the page's tools, unless it runs here already or (for a
+   * waiting event, `eventId`) was answered after that event. */
+  async function run(id, name, args, eventId) {
     const tool = byName.get(name);
-    if (tool === undefined || taken.has(id)) return;
-    taken.add(id);
+    if (tool === undefined || running.has(id)) return;
+    if (eventId !== undefined && answeredAt.has(id) && !(Number(eventId) > answeredAt.get(id))) return;
+    running.add(id);
+    try {
+      await runOnce(id, tool, args);
+    } finally {
+      running.delete(id);
+    }
+  }
+
+  async function runOnce(id, tool, args) {
     let result;
     try {
       const r = await tool.execute(id, args, signal);
@@ -100,7 +133,7 @@ export function connectSession(url, options = {}) {
     } catch (error) {
       report(error);
     }
-    if (event?.type === 'tool_execution_waiting' && event.kind === 'client') run(event.toolCallId, event.toolName, event.args);
+    if (event?.type === 'tool_execution_waiting' && event.kind === 'client') run(event.toolCallId, event.toolName, event.args, id);
   }
 
   async function follow() {
@@ -137,7 +170,9 @@ export function connectSession(url, options = {}) {
         if (response.ok) response = await follow();
         // Not allowed: nothing to retry.
         if (response.status === 401 || response.status === 403) {
-          report(new Error(`connectSession: HTTP ${response.status} from the session`));
+          const error = new Error(`connectSession: HTTP ${response.status} from the session`);
+          report(error);
+          refuse(error);
           break;
         }
       } catch (error) {

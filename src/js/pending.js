@@ -94,7 +94,9 @@ export class ToolCallGate {
 
   /** The calls waiting for an answer, in the order they began to wait. */
   get waiting() {
-    const restored = [...this.#restored.values()].filter((c) => c.answer === undefined);
+    const now = Date.now();
+    // (A restored call past its time waits no more: its resumed run ends it as timed out.)
+    const restored = [...this.#restored.values()].filter((c) => c.answer === undefined && !(c.expiresAt <= now));
     return [...restored, ...[...this.#waiting.values()].map((w) => w.call)].map(entry);
   }
 
@@ -157,6 +159,8 @@ export class ToolCallGate {
     this.#restored.delete(id);
     if (restored?.answer !== undefined) return { answer: Promise.resolve(restored.answer), early: true };
     if (restored?.expiresAt !== undefined) call.expiresAt = restored.expiresAt;
+    // Restored after its time: it ends as timed out, without waiting (or saying so) again.
+    if (restored !== undefined && call.expiresAt <= Date.now()) return { answer: Promise.resolve({ expired: true }), early: true };
     const record = { call, settle: undefined, cancel: undefined };
     const waited = new Promise((resolve) => {
       record.settle = resolve;
@@ -332,7 +336,8 @@ async function waitThenExecute(run, tool, id, args, signal, onUpdate) {
       throw new Error(`Tool ${name} ${what}, and this run has no toolCallGate to answer it (config.toolCallGate)`);
     }
     const ms = waitLength(tool.expiresAfterMs ?? run.expiresAfterMs, name);
-    const call = { toolCallId: id, toolName: name, args, kind, reason, expiresAt: ms === undefined ? undefined : Date.now() + ms };
+    // (Capped at the last time a Date holds: any length works.)
+    const call = { toolCallId: id, toolName: name, args, kind, reason, expiresAt: ms === undefined ? undefined : Math.min(Date.now() + ms, 8.64e15) };
     // Parked before its event: a listener may answer at once.
     const parked = run.gate.park(call, signal);
     if (parked.error !== undefined) throw new Error(parked.error);

@@ -19,6 +19,8 @@ import { Agent, streamSimple } from './api.js';
 const PART = 30000;
 /** The largest request body a session accepts. */
 const MAX_BODY = 256 * 1024;
+const TEN_YEARS = 10 * 365 * 24 * 3600 * 1000;
+
 /** How often a running session re-arms its alarm: an evicted run resumes within this. */
 const WATCHDOG_MS = 10000;
 const UPDATES = new Set(['message_update', 'tool_execution_update']);
@@ -267,7 +269,8 @@ export class AgentSession {
     } catch (error) {
       if (error?.code !== 'invalid_input') throw error;
       console.error('pi-agent-wasm session: the saved run cannot be resumed, so it is dropped:', error.message);
-      const { position, ...rest } = this.snapshot;
+      const { position, waiting, ...rest } = this.snapshot;
+      this.snapshot = rest;
       this.agent = this.#agent(rest);
     }
   }
@@ -372,7 +375,8 @@ export class AgentSession {
   async #alarmAtExpiry() {
     const times = this.agent.waitingToolCalls.map((c) => c.expiresAt).filter((t) => t !== undefined);
     if (times.length === 0) await this.storage.deleteAlarm();
-    else await this.storage.setAlarm(Math.max(Math.min(...times), Date.now() + 1000));
+    // (An alarm takes no date past 2189: a wait longer than ten years is looked at again then.)
+    else await this.storage.setAlarm(Math.min(Math.max(Math.min(...times), Date.now() + 1000), Date.now() + TEN_YEARS));
   }
 
   /** Whether every tool call the run has running waits for an answer (and one does). */
@@ -402,10 +406,35 @@ export class AgentSession {
       if (e?.code !== 'invalid_input') throw e;
       return problem(400, 'malformed snapshot', e.message);
     }
+    const previous = { agent: this.agent, snapshot: this.snapshot };
     this.agent = agent;
     this.snapshot = snapshot;
+    if (agent.snapshot().position !== undefined) {
+      // A position the engine cannot resume is refused at the run's first step, before any
+      // event or request: the import is then a 400, and the session stays as it was.
+      let refused;
+      let replied = false;
+      const run = agent.resume().catch((error) => {
+        if (error?.code !== 'invalid_input' || this.agent !== agent) throw error;
+        refused = error;
+        if (!replied) return;
+        // Refused after the reply (not seen here): the run is dropped, as a stored one is.
+        console.error('pi-agent-wasm session: the imported run cannot be resumed, so it is dropped:', error.message);
+        const { position, waiting, ...rest } = snapshot;
+        this.snapshot = rest;
+        this.agent = this.#agent(rest);
+      });
+      this.#start(() => run);
+      await Promise.race([run, new Promise((resolve) => setTimeout(resolve, 0))]);
+      replied = true;
+      if (refused !== undefined) {
+        this.agent = previous.agent;
+        this.snapshot = previous.snapshot;
+        await this.runDone;
+        return problem(400, 'malformed snapshot', refused.message);
+      }
+    }
     await this.#save();
-    if (agent.snapshot().position !== undefined) this.#start(() => this.#resume());
     return json(202, { imported: true, lastEventId: String(this.lastEventId) });
   }
 

@@ -52,9 +52,11 @@ async function startModel() {
         stalled.push(res);
         return;
       }
-      if (/weather|pay|transfer|title|confirm/.test(text) && !toolDone) {
+      if (/weather|pay|transfer|title|confirm|vault/.test(text) && !toolDone) {
         const calls = text.includes('confirm')
           ? [['call_x', 'confirm', { order: 7 }]]
+          : text.includes('vault')
+            ? [['call_v', 'vault', {}]]
           : text.includes('pay')
           ? [['call_p', 'pay', { amount: 5 }], ['call_w', 'weather', { city: 'Oslo' }]]
           : text.includes('transfer')
@@ -131,6 +133,7 @@ export class Session extends AgentSession {
         { ...tool(env, 'transfer', false, (a) => 'sent ' + a.eur + ' EUR to ' + a.to), needsApproval: (a) => (a.eur > 10 ? 'over 10 EUR' : false) },
         { name: 'title', label: 'title', description: 'the title of the page the user is on', parameters: { type: 'object' }, client: true },
         { ...tool(env, 'confirm', false, (a) => 'confirmed ' + a.order), needsApproval: true, expiresAfterMs: 1500 },
+        { ...tool(env, 'vault', false, () => 'opened'), needsApproval: true, expiresAfterMs: Number.MAX_SAFE_INTEGER },
       ] },
       getApiKey: () => env.OPENAI_API_KEY,
     };
@@ -838,4 +841,76 @@ test('a run handed from the Worker to a page in the middle: POST export gives th
   await new Promise((r) => setTimeout(r, 300));
   assert.equal((await state('back1')).messages.length, stored, 'the session recorded nothing after it let go');
   assert.equal((await post('/sessions/back1/export', {})).status, 200, 'an idle session exports its transcript');
+});
+
+test('outside tester, round 2: a forged position in an import is a 400 and the session goes on; a wait of MAX_SAFE_INTEGER ms waits in a session; connectSession: a result over the body limit becomes an error result, a call asked again after an export and an import is run again, a refusal rejects ready, the token replaces an Authorization header (issue 33)', async () => {
+  // A forged position: refused, and the session still answers prompts.
+  await post('/sessions/imp0/prompt', { text: 'transfer 25 EUR to 42' });
+  await waitFor(async () => (await state('imp0')).pending.length === 1, 'the transfer to wait');
+  const exported = await (await post('/sessions/imp0/export', {})).json();
+  await post('/sessions/imp1/prompt', { text: 'hello' });
+  await waitFor(async () => !(await state('imp1')).running, 'the first run to end');
+  const forged = await post('/sessions/imp1/import', { ...exported, position: { ...exported.position, at: 'nonsense' } });
+  assert.equal(forged.status, 400);
+  assert.match((await forged.json()).detail, /at is not request, tools, next or done/);
+  assert.equal((await post('/sessions/imp1/prompt', { text: 'hello again' })).status, 202);
+  await waitFor(async () => !(await state('imp1')).running, 'the run to end');
+  assert.equal((await state('imp1')).messages.at(-1).content[0].text, 'Echo: hello again');
+
+  // A wait with no practical end: it waits (the alarm is set within what alarms take).
+  await post('/sessions/vault1/prompt', { text: 'open the vault' });
+  const [vault] = await waitFor(async () => (await state('vault1')).pending, 'the vault to wait');
+  assert.equal(vault.expiresAt, 8.64e15);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal((await state('vault1')).running, true);
+  assert.equal((await post('/sessions/vault1/tool-calls/call_v/reject', {})).status, 200);
+  await waitFor(async () => !(await state('vault1')).running, 'the run to end');
+
+  const { connectSession } = await import('pi-agent-wasm/cloudflare');
+  const statuses = [];
+  const pageFetch = async (u, init) => {
+    const r = await mf.dispatchFetch(u, init);
+    if (init?.method === 'POST') statuses.push(r.status);
+    return r;
+  };
+  const page = (id, tools, extra = {}) => connectSession(`http://localhost/sessions/${id}`, { tools, token: TOKEN, fetch: pageFetch, retryMs: 50, ...extra });
+  // A result over the session's body limit: an error result that says so, not a call left waiting.
+  await post('/sessions/big1/prompt', { text: 'hello' });
+  await waitFor(async () => !(await state('big1')).running, 'the first run to end');
+  const big = page('big1', [{ name: 'title', execute: () => ({ content: [{ type: 'text', text: 'x'.repeat(300 * 1024) }] }) }]);
+  await big.ready;
+  await post('/sessions/big1/prompt', { text: 'what is the title' });
+  await waitFor(async () => !(await state('big1')).running, 'the run to end');
+  const refusedResult = (await state('big1')).messages.find((m) => m.toolCallId === 'call_c');
+  assert.deepEqual([refusedResult.isError, refusedResult.content[0].text], [true, 'The client\'s result was refused: it is larger than the session takes']);
+  big.close();
+
+  // A call answered too late (its run was exported meanwhile), then asked again (imported back): run again.
+  await post('/sessions/re1/prompt', { text: 'hello' });
+  await waitFor(async () => !(await state('re1')).running, 'the first run to end');
+  let release;
+  const held = new Promise((r) => { release = r; });
+  let runs = 0;
+  const again = page('re1', [{ name: 'title', execute: async () => { runs += 1; if (runs === 1) await held; return { content: [{ type: 'text', text: `Checkout ${runs}` }] }; } }]);
+  await again.ready;
+  await post('/sessions/re1/prompt', { text: 'what is the title' });
+  await waitFor(() => runs === 1, 'the page to run the tool');
+  const handed = await (await post('/sessions/re1/export', {})).json();
+  const posted = statuses.length;
+  release();
+  await waitFor(() => statuses.length > posted, 'the late answer');
+  assert.equal(statuses.at(-1), 409, 'too late: the session let go of the run');
+  assert.equal((await post('/sessions/re1/import', handed)).status, 202);
+  await waitFor(async () => !(await state('re1')).running, 'the run to end');
+  assert.equal(runs, 2, 'asked again, run again');
+  assert.equal((await state('re1')).messages.find((m) => m.toolCallId === 'call_c').content[0].text, 'Checkout 2');
+  again.close();
+
+  // A refused page: ready rejects. The token replaces an Authorization header given in headers.
+  const refused = connectSession('http://localhost/sessions/re1', { tools: [], token: 'wrong', fetch: pageFetch, retryMs: 50 });
+  await assert.rejects(refused.ready, /HTTP 401/);
+  const both = page('re1', [], { headers: { Authorization: 'Bearer nope' } });
+  await both.ready;
+  both.close();
+  assert.throws(() => connectSession('http://localhost/sessions/x', { tools: [], retryMs: 0 }), /retryMs/);
 });

@@ -467,7 +467,11 @@ test('expiry: a restored call keeps the time it expires at; restored after it, t
   assert.equal(again.waitingToolCalls[0].expiresAt, expiresAt);
   await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 5));
   assert.throws(() => again.approve('c1'), /expired at/, 'an answer after the time is refused, even before the run resumes');
+  assert.deepEqual(again.waitingToolCalls, [], 'past its time, it is not listed as waiting (outside tester, round 2)');
+  const asked = [];
+  again.subscribe((e) => { if (e.type === 'tool_execution_waiting') asked.push(e.toolCallId); });
   await again.resume();
+  assert.deepEqual(asked, [], 'the resumed run does not ask again for a call past its time');
   assert.deepEqual(log, []);
   assert.match(texts(again.state.messages)[0][2], /^Tool call pay timed out waiting for approval/);
   assert.throws(() => new Agent({ initialState: { model }, restore: { ...snapshot, waiting: [{ ...snapshot.waiting[0], expiresAt: 'soon' }] } }), (e) => e.code === 'invalid_input' && /expiresAt must be a number/.test(e.message));
