@@ -655,6 +655,17 @@ function abortRun() {
 
 // --- One run handed between the page and the Worker -----------------------------------
 
+/** A run changed sides: the answer buttons shown belong to the side that let go of it. The
+ * side that has it now asks again, and its buttons come with that. */
+function retireAnswers(where) {
+  for (const card of cards.values()) {
+    if (!card.answer) continue;
+    card.answer.remove();
+    card.answer = undefined;
+    card.status.textContent = `handed to ${where}`;
+  }
+}
+
 /** "Continue in the Worker": the page's agent (mid-run or not) becomes a new session of the
  * Worker, whose run goes on there; the page lets go of its own. */
 async function toWorker() {
@@ -668,6 +679,7 @@ async function toWorker() {
     return;
   }
   const { lastEventId } = await res.json();
+  retireAnswers('the Worker');
   const old = agent;
   agent = makeAgent(); // the page's own agent, fresh; the old one is aborted, unheard
   old.abort();
@@ -689,6 +701,7 @@ async function toPage() {
   const res = await post('/export', {});
   if (!res.ok) return;
   const snapshot = await res.json();
+  retireAnswers('this page');
   worker.source?.close();
   worker.source = undefined;
   worker.client?.close();

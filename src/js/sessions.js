@@ -407,6 +407,8 @@ export class AgentSession {
       return problem(400, 'malformed snapshot', e.message);
     }
     const previous = { agent: this.agent, snapshot: this.snapshot };
+    // The last event before the imported run's: a client follows from here.
+    const from = this.lastEventId;
     this.agent = agent;
     this.snapshot = snapshot;
     if (agent.snapshot().position !== undefined) {
@@ -435,7 +437,7 @@ export class AgentSession {
       }
     }
     await this.#save();
-    return json(202, { imported: true, lastEventId: String(this.lastEventId) });
+    return json(202, { imported: true, lastEventId: String(from) });
   }
 
   /** `POST /sessions/:id/tool-calls/:callId/approve | reject | result`: the first answer
