@@ -59,7 +59,7 @@ export function connectSession(url, options = {}) {
     }
   };
 
-  /** Posts the result; true once the session has it (or has an answer for the call). */
+  /** Posts the result, and notes when the session took it (or had an answer already). */
   async function answer(id, result) {
     const to = `${base}/tool-calls/${encodeURIComponent(id)}/result`;
     const post = (body) => request(to, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body), signal });

@@ -2,8 +2,8 @@
 // config's), or for a client that runs the tool elsewhere (a tool declared `client: true`,
 // by its schema alone). A waiting call holds no request, and no timer unless it expires
 // (`expiresAfterMs`): its run awaits a Promise that `approve`, `reject` or `resolveToolCall`
-// settles, possibly after a snapshot was restored in another process. Opt-in: a run whose tools say neither runs each tool as
-// pi does.
+// settles, possibly after a snapshot was restored in another process. Opt-in: a run whose
+// tools say neither runs each tool as pi does.
 
 /** An `invalid_input` error, as the core's own. */
 function invalidInput(message, cause) {

@@ -19,8 +19,8 @@ import { Agent, streamSimple } from './api.js';
 const PART = 30000;
 /** The largest request body a session accepts. */
 const MAX_BODY = 256 * 1024;
+/** The furthest a session sets its alarm ahead: an alarm takes no date past 2189. */
 const TEN_YEARS = 10 * 365 * 24 * 3600 * 1000;
-
 /** How often a running session re-arms its alarm: an evicted run resumes within this. */
 const WATCHDOG_MS = 10000;
 const UPDATES = new Set(['message_update', 'tool_execution_update']);
@@ -111,15 +111,12 @@ function compact(event) {
 /** Update ids of one instance start at `epoch * UPDATE_EPOCH` after each stored event, so a
  * restarted session never gives an update id it gave before. */
 const UPDATE_EPOCH = 1e6;
-const ACTIONS = new Set(['', 'events', 'prompt', 'steer', 'follow-up', 'abort', 'tool-calls', 'snapshot', 'import', 'export']);
 /** The largest snapshot `POST /sessions/:id/import` takes. */
 const MAX_IMPORT = 8 * 1024 * 1024;
 /** `POST /sessions/:id/tool-calls/:callId/<answer>`: the answers of a waiting tool call. */
 const ANSWERS = new Set(['approve', 'reject', 'result']);
-
-/** The actions whose POST carries a body. */
-const BODIES = new Set(['prompt', 'steer', 'follow-up', 'tool-calls', 'import']);
-
+/** The actions ({@link actionOf}) whose request carries a body. */
+const BODIES = new Set(['prompt', 'steer', 'follow-up', 'import', ...ANSWERS]);
 
 /** A waiting tool call as `GET /sessions/:id` lists it. */
 const pendingCall = (c) => ({
@@ -251,9 +248,7 @@ export class AgentSession {
   async #export() {
     const agent = this.agent;
     const snapshot = agent.snapshot();
-    const { position, waiting, ...rest } = snapshot;
-    this.agent = this.#agent(rest);
-    this.snapshot = rest;
+    this.#withoutRun(snapshot);
     agent.abort();
     await this.runDone;
     await this.#save();
@@ -269,10 +264,15 @@ export class AgentSession {
     } catch (error) {
       if (error?.code !== 'invalid_input') throw error;
       console.error('pi-agent-wasm session: the saved run cannot be resumed, so it is dropped:', error.message);
-      const { position, waiting, ...rest } = this.snapshot;
-      this.snapshot = rest;
-      this.agent = this.#agent(rest);
+      this.#withoutRun(this.snapshot);
     }
+  }
+
+  /** The session goes on from `snapshot`'s transcript, without its run (or waiting calls). */
+  #withoutRun(snapshot) {
+    const { position, waiting, ...rest } = snapshot;
+    this.snapshot = rest;
+    this.agent = this.#agent(rest);
   }
 
   /** A streamed update: to live clients (and kept a while for reconnects), not stored. */
@@ -375,7 +375,7 @@ export class AgentSession {
   async #alarmAtExpiry() {
     const times = this.agent.waitingToolCalls.map((c) => c.expiresAt).filter((t) => t !== undefined);
     if (times.length === 0) await this.storage.deleteAlarm();
-    // (An alarm takes no date past 2189: a wait longer than ten years is looked at again then.)
+    // (A wait longer than ten years is looked at again then.)
     else await this.storage.setAlarm(Math.min(Math.max(Math.min(...times), Date.now() + 1000), Date.now() + TEN_YEARS));
   }
 
@@ -422,9 +422,7 @@ export class AgentSession {
         if (!replied) return;
         // Refused after the reply (not seen here): the run is dropped, as a stored one is.
         console.error('pi-agent-wasm session: the imported run cannot be resumed, so it is dropped:', error.message);
-        const { position, waiting, ...rest } = snapshot;
-        this.snapshot = rest;
-        this.agent = this.#agent(rest);
+        this.#withoutRun(snapshot);
       });
       this.#start(() => run);
       await Promise.race([run, new Promise((resolve) => setTimeout(resolve, 0))]);
@@ -466,16 +464,18 @@ export class AgentSession {
     return json(200, { answered: true, lastEventId: String(this.lastEventId) });
   }
 
-  /** `/sessions/:id[/action]`, forwarded by {@link routeSessions}. */
+  /** `/sessions/:id[/action]`, forwarded by {@link routeSessions}: the same routes
+   * ({@link actionOf}), each request then checked against the session as it is. */
   async fetch(request) {
     const url = new URL(request.url);
-    const action = url.pathname.split('/').filter(Boolean)[2] ?? '';
-    const method = request.method;
-    if (!ACTIONS.has(action)) return problem(404, 'no such route');
+    const [, ...segments] = url.pathname.split('/').filter(Boolean);
+    const action = actionOf(request.method, segments);
+    if (action === 405) return problem(405, 'method not allowed');
+    if (typeof action !== 'string' || action === 'create') return problem(404, 'no such route');
     // A body is read whole before the session is looked at: a slow upload never acts on a
     // session that changed meanwhile (deleted, replaced, or a run begun).
     let body;
-    if (method === 'POST' && BODIES.has(action)) {
+    if (BODIES.has(action)) {
       const read = await readBody(request, action === 'import' ? MAX_IMPORT : MAX_BODY);
       if (read.error) return read.error;
       body = read.body;
@@ -484,60 +484,51 @@ export class AgentSession {
     while (this.deleting) await this.deleting;
     await this.load();
     const agent = this.agent;
-    if (method === 'GET' && action === '') {
-      if (!this.exists) return problem(404, 'unknown session');
-      return json(200, this.#state());
-    }
-    if (method === 'GET' && action === 'snapshot') {
-      if (!this.exists) return problem(404, 'unknown session');
-      return json(200, this.#pageSnapshot(agent.snapshot()));
-    }
-    if (method === 'GET' && action === 'events') {
-      if (!this.exists) return problem(404, 'unknown session');
-      return this.#events(request, url);
-    }
-    if (method === 'DELETE' && action === '') {
-      if (!this.exists) return problem(404, 'unknown session');
-      let deleted;
-      this.deleting = new Promise((resolve) => {
-        deleted = resolve;
-      });
-      try {
-        await this.#delete(agent);
-      } finally {
-        this.deleting = undefined;
-        deleted();
+    // Only these start a session that does not exist yet.
+    if (!this.exists && action !== 'prompt' && action !== 'import') return problem(404, 'unknown session');
+    switch (action) {
+      case 'read':
+        return segments[1] === 'events' ? this.#events(request, url) : json(200, this.#state());
+      case 'snapshot':
+        return json(200, this.#pageSnapshot(agent.snapshot()));
+      case 'delete': {
+        let deleted;
+        this.deleting = new Promise((resolve) => {
+          deleted = resolve;
+        });
+        try {
+          await this.#delete(agent);
+        } finally {
+          this.deleting = undefined;
+          deleted();
+        }
+        return json(200, { deleted: true });
       }
-      return json(200, { deleted: true });
-    }
-    if (method !== 'POST') return problem(405, 'method not allowed');
-    if (action === 'abort') {
-      if (!this.exists) return problem(404, 'unknown session');
-      agent.abort();
-      // Saved at once: a restart before the run ends resumes into the abort.
-      await this.#save();
-      await this.runDone;
-      return json(200, this.#state());
-    }
-    if (action === '' || action === 'events') return problem(405, 'method not allowed');
-    if (action === 'import') return this.#import(body);
-    if (action === 'export') {
-      if (!this.exists) return problem(404, 'unknown session');
-      return this.#export();
-    }
-    if (action === 'snapshot') return problem(405, 'method not allowed');
-    if (action === 'tool-calls') {
-      const [, , , callId, verb] = url.pathname.split('/').filter(Boolean);
-      if (callId === undefined || !ANSWERS.has(verb)) return problem(404, 'no such route');
-      if (!this.exists) return problem(404, 'unknown session');
-      let id;
-      try {
-        id = decodeURIComponent(callId);
-      } catch {
-        return problem(404, 'no such route', 'the tool call id is not a valid URL component');
+      case 'abort':
+        agent.abort();
+        // Saved at once: a restart before the run ends resumes into the abort.
+        await this.#save();
+        await this.runDone;
+        return json(200, this.#state());
+      case 'import':
+        return this.#import(body);
+      case 'export':
+        return this.#export();
+      case 'approve':
+      case 'reject':
+      case 'result': {
+        let id;
+        try {
+          id = decodeURIComponent(segments[2]);
+        } catch {
+          return problem(404, 'no such route', 'the tool call id is not a valid URL component');
+        }
+        return this.#answer(body, id, action);
       }
-      return this.#answer(body, id, verb);
+      default:
+        break;
     }
+    // prompt, steer, follow-up: a user message.
     const message = userMessage(body);
     if (!message) return problem(400, 'malformed body', 'expected { "text": string } or { "message": a user message with text or image content }');
     if (action === 'prompt') {
@@ -545,7 +536,6 @@ export class AgentSession {
       this.#start(() => agent.prompt(message));
       return json(202, { accepted: true, lastEventId: String(this.lastEventId) });
     }
-    if (!this.exists) return problem(404, 'unknown session');
     if (action === 'steer') agent.steer(message);
     else agent.followUp(message);
     await this.#save();
@@ -671,11 +661,12 @@ const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 const POSTED = new Set(['prompt', 'steer', 'follow-up', 'abort', 'import', 'export']);
 
-/** What a request does to a session, as `authorize` is told: `create` (`POST` the prefix),
- * `read` (the state and the events), `snapshot` (the whole run, for a page to restore),
- * `prompt`, `steer`, `follow-up`, `abort`, `delete`, `import` (a page's snapshot replaces
- * the session), `export` (the session hands its run to a page), `approve`, `reject`, `result` (a waiting tool call's answers). A route that
- * does not exist is 404, and a method a route does not take 405, before `authorize` is asked. */
+/** What a request does to a session (`segments`: the path after the prefix), as `authorize`
+ * is told and the session's object acts on: `create` (`POST` the prefix), `read` (the state
+ * and the events), `snapshot` (the whole run, for a page to restore), `prompt`, `steer`,
+ * `follow-up`, `abort`, `delete`, `import` (a page's snapshot replaces the session), `export`
+ * (the session hands its run to a page), `approve`, `reject`, `result` (a waiting tool call's
+ * answers). 404 for a route that does not exist, 405 for a method a route does not take. */
 function actionOf(method, segments) {
   const [id, what, callId, verb, ...more] = segments;
   const get = method === 'GET' || method === 'HEAD';
