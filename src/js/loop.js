@@ -226,18 +226,20 @@ function view(value, names, ifDifferent) {
  * A throwing getter or trap throws here, as pi's reads of the result would.
  */
 function split(value) {
-  const plain = Object.create(null);
+  // A literal, not `Object.create(null)` (a dictionary-mode object, which JSON.stringify
+  // writes about twice as slowly); its one inherited key is defined as an own one.
+  const plain = {};
   const out = [''];
   let place = 0;
   for (const key of Object.keys(value)) {
-    const v = value[key];
+    let v = value[key];
     if (v === undefined) continue;
     if (v !== null && typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
-      plain[key] = null;
       out.push(place, v);
-    } else {
-      plain[key] = v;
+      v = null;
     }
+    if (key === '__proto__') Object.defineProperty(plain, key, { value: v, enumerable: true, writable: true, configurable: true });
+    else plain[key] = v;
     place += 1;
   }
   out[0] = JSON.stringify(plain);
@@ -574,12 +576,27 @@ function emitEvent(emit, kind, a, b, c, d, e) {
   }
 }
 
+/** pi's tool result message from the members of one the core made (table.rs
+ * `tool_result_js`), in pi's key order; an `undefined` member is left out. */
+function toolResult(toolCallId, toolName, content, details, usage, isError, durationMs, timestamp) {
+  const m = { role: 'toolResult' };
+  if (toolCallId !== undefined) m.toolCallId = toolCallId;
+  if (toolName !== undefined) m.toolName = toolName;
+  if (content !== undefined) m.content = content;
+  if (details !== undefined) m.details = details;
+  if (usage !== undefined) m.usage = usage;
+  if (isError !== undefined) m.isError = isError;
+  if (durationMs !== undefined) m.durationMs = durationMs;
+  if (timestamp !== undefined) m.timestamp = timestamp;
+  return m;
+}
+
 /** `tool.execute(…)` as pi calls it; a run's own glue may park the call first (pending.js). */
 function executeTool(tool, id, args, signal, onUpdate) {
   return tool.execute(id, args, signal, onUpdate);
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, executeTool, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

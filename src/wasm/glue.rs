@@ -77,10 +77,6 @@ extern "C" {
         signal: &JsValue,
     ) -> Result<JsValue, JsValue>;
 
-    /// `{ ...object }` (pi's spread: getters run now).
-    #[wasm_bindgen(method, catch, js_name = copyWith)]
-    pub fn copy(this: &Glue, object: &JsValue) -> Result<JsValue, JsValue>;
-
     /// `{ ...object, [key]: value }`.
     #[wasm_bindgen(method, catch, js_name = copyWith)]
     pub fn copy_with(
@@ -123,9 +119,22 @@ extern "C" {
     #[wasm_bindgen(method, catch)]
     pub fn fields(this: &Glue, obj: &JsValue, names: &JsValue) -> Result<Array, JsValue>;
 
-    /// A plain copy of a result object as pi's reads see it.
-    #[wasm_bindgen(method, catch)]
-    pub fn view(this: &Glue, obj: &JsValue, names: &JsValue) -> Result<JsValue, JsValue>;
+    /// pi's tool result message from its members (in pi's key order after `role`), each one
+    /// that is `undefined` left out: a message the core made (`agent::tools`), built without
+    /// JSON text, its `content` and `details` the tool's own objects.
+    #[wasm_bindgen(method, catch, js_name = toolResult)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn tool_result(
+        this: &Glue,
+        tool_call_id: &JsValue,
+        tool_name: &JsValue,
+        content: &JsValue,
+        details: &JsValue,
+        usage: &JsValue,
+        is_error: &JsValue,
+        duration_ms: &JsValue,
+        timestamp: &JsValue,
+    ) -> Result<JsValue, JsValue>;
 
     /// [`Glue::view`], or `undefined` when the JSON copy of `obj` already holds each field
     /// as read.
@@ -254,4 +263,18 @@ extern "C" {
     /// A Promise of the stream's result, `undefined` when there is none.
     #[wasm_bindgen(method, catch)]
     pub fn result(this: &Response) -> Result<JsValue, JsValue>;
+}
+
+// Two more uses of the glue's functions above, bound once (an import each would cost its own
+// shim in the .wasm).
+impl Glue {
+    /// `{ ...object }` (pi's spread: getters run now).
+    pub fn copy(&self, object: &JsValue) -> Result<JsValue, JsValue> {
+        self.copy_with(object, &JsValue::UNDEFINED, &JsValue::UNDEFINED)
+    }
+
+    /// A plain copy of a result object as pi's reads see it.
+    pub fn view(&self, obj: &JsValue, names: &JsValue) -> Result<JsValue, JsValue> {
+        self.view_if_different(obj, names, false)
+    }
 }

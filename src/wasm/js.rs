@@ -402,24 +402,38 @@ pub fn from_json(v: &Value) -> JsValue {
 
 /// Puts each host value within `v` into `js`, the JSON copy of `v` in which it is `null`.
 fn put_hosts(js: &JsValue, v: &Value) {
+    // Only the members that hold one are named in JS (a key made from wasm memory costs a
+    // TextDecoder call).
     let put = |key: JsValue, item: &Value| match item {
         Value::Host(h) => {
             let _ = Reflect::set(js, &key, &host_js(h));
         }
-        item if item.has_host() => {
+        _ => {
             if let Ok(inner) = Reflect::get(js, &key) {
                 put_hosts(&inner, item);
             }
         }
-        _ => {}
     };
     match v {
-        Value::Object(o) => o.iter().for_each(|(k, item)| put(js_str(k), item)),
+        Value::Object(o) => o
+            .iter()
+            .filter(|(_, item)| item.has_host())
+            .for_each(|(k, item)| put(js_str(k), item)),
         Value::Array(a) => a
             .iter()
             .enumerate()
+            .filter(|(_, item)| item.has_host())
             .for_each(|(i, item)| put(JsValue::from_f64(i as f64), item)),
         _ => {}
+    }
+}
+
+/// [`from_json`] of one member: a string made directly, a host value its own object.
+pub fn member_js(v: &Value) -> JsValue {
+    match v {
+        Value::Host(h) => host_js(h),
+        Value::String(s) => js_str(s),
+        _ => from_json(v),
     }
 }
 

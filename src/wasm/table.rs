@@ -172,13 +172,49 @@ impl Table {
                 return js.clone();
             }
         }
-        let js = from_json(rc);
+        let js = self.tool_result_js(rc).unwrap_or_else(|| from_json(rc));
         if js.is_object() {
             let i = self.register(rc.clone(), js.clone());
             self.ids
                 .set(js.unchecked_ref(), &JsValue::from_f64(i as f64));
         }
         js
+    }
+
+    /// A tool result message the core made (`agent::tools::tool_result_message`: these
+    /// members, in this order), built by the glue's `toolResult`; `None` for any other value.
+    fn tool_result_js(&self, v: &Value) -> Option<JsValue> {
+        const MEMBERS: [&str; 9] = [
+            "role",
+            "toolCallId",
+            "toolName",
+            "content",
+            "details",
+            "usage",
+            "isError",
+            "durationMs",
+            "timestamp",
+        ];
+        let Value::Object(o) = v else { return None };
+        let mut names = MEMBERS.iter();
+        if o.get_raw("role")?.as_str()? != "toolResult"
+            || !o.iter().all(|(k, _)| names.any(|n| n == k))
+        {
+            return None;
+        }
+        let m = |k: &str| o.get_raw(k).map_or(JsValue::UNDEFINED, super::js::member_js);
+        self.glue
+            .tool_result(
+                &m("toolCallId"),
+                &m("toolName"),
+                &m("content"),
+                &m("details"),
+                &m("usage"),
+                &m("isError"),
+                &m("durationMs"),
+                &m("timestamp"),
+            )
+            .ok()
     }
 
     /// The core's value for a result object (a tool's) read by the glue's `split`: its own

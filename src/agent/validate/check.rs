@@ -154,31 +154,48 @@ fn is_multiple(v: f64, d: f64) -> bool {
     if !q.is_finite() {
         return v % d == 0.0;
     }
-    // Compare as decimals: v = vc·10^ve, d = dc·10^de.
+    // Compare as decimals: v = vc·10^ve, d = dc·10^de, each coefficient at most 17 digits.
     let (vc, ve) = decimal(v);
     let (dc, de) = decimal(d);
     if dc == 0 {
         return false;
     }
-    let shift = |c: u128, by: i64| -> Option<u128> {
-        c.checked_mul(10u128.checked_pow(u32::try_from(by).ok()?)?)
-    };
     if ve >= de {
-        shift(vc, ve - de).is_some_and(|x| x % dc == 0)
+        // vc·10^(ve−de) ≡ 0 (mod dc), by residues: each is below dc < 10^17, so ten times
+        // one fits in a u64 (no 128-bit arithmetic in the .wasm).
+        let mut r = vc % dc;
+        for _ in 0..ve - de {
+            r = r * 10 % dc;
+        }
+        r == 0
     } else {
-        shift(dc, de - ve).is_some_and(|m| vc % m == 0)
+        // A divisor dc·10^(de−ve) too large for a u64 exceeds vc, which is then no multiple
+        // unless it is 0.
+        let m = u32::try_from(de - ve)
+            .ok()
+            .and_then(|k| 10u64.checked_pow(k))
+            .and_then(|p| dc.checked_mul(p));
+        m.map_or(vc == 0, |m| vc % m == 0)
     }
 }
 
-fn decimal(x: f64) -> (u128, i64) {
+/// `x` as `c·10^e`, with `c` its shortest decimal digits (JS's `String(x)`) without trailing
+/// zeros: at most 17 digits.
+fn decimal(x: f64) -> (u64, i64) {
     let s = to_js_string(x.abs());
     let (mantissa, exp) = match crate::text::split_once(&s, "e") {
         Some((m, e)) => (m.to_string(), e.parse::<i64>().unwrap_or(0)),
         None => (s.clone(), 0),
     };
     let fraction = crate::text::split_once(&mantissa, ".").map_or(0, |(_, f)| f.len() as i64);
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    (digits.parse::<u128>().unwrap_or(0), exp - fraction)
+    let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let mut exp = exp - fraction;
+    // Up to 21 digits print without an exponent (1e20 is "100000000000000000000").
+    while digits.len() > 1 && digits.ends_with('0') {
+        digits.pop();
+        exp += 1;
+    }
+    (digits.parse::<u64>().unwrap_or(0), exp)
 }
 
 impl<'a> Schema<'a> {
