@@ -3,7 +3,6 @@
 // function), the .wasm is usually not beside the bundle; the gzipped copy inside
 // wasm-inline.js then stands in, so the bundle works without copying any file.
 import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { useSource } from './wasm.js';
 
 useSource({
@@ -15,7 +14,8 @@ useSource({
     }
   },
   async load() {
-    const { default: base64 } = await import('./wasm-inline.js');
+    // node:zlib only here: an installed package never loads it (a few ms of a cold start).
+    const [{ default: base64 }, { gunzipSync }] = await Promise.all([import('./wasm-inline.js'), import('node:zlib')]);
     return gunzipSync(Buffer.from(base64, 'base64'));
   },
   hint: 'Reinstall the package (its .wasm or wasm-inline.js is missing or damaged); Node 20.19 or later is needed.',
