@@ -124,6 +124,13 @@ writeFileSync(
 patch(`module_or_path = new URL('${name}_bg.wasm', import.meta.url);`, "throw new Error('pi-agent-wasm: the module source is missing');");
 if (glue.includes('import.meta')) fail('the glue still mentions import.meta');
 
+// The Rust executor (js-sys futures) schedules a woken task with `queueMicrotask` where the
+// global has one, else with `then` on a resolved Promise: the same microtask queue, in the
+// same order. workerd wraps each `queueMicrotask` callback for its async context, which cost
+// about a tenth of a Worker's CPU per agent request (one wake per network chunk), so the glue
+// answers that there is none.
+patch('            const ret = arg0.queueMicrotask;\n', '            const ret = undefined;\n');
+
 // The entries pass a compiled module or bytes, never a URL, a Request or a Response: the
 // glue's checks for those go, because reading the global `Request` or `Response` in Node
 // loads its whole fetch implementation (undici: about 10 ms of a cold start).

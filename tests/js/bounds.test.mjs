@@ -404,6 +404,29 @@ test('defect 7: arguments nested 1,000 deep from the built-in stream are accepte
   assert.deepEqual(normalize(mine.messages), normalize(theirs.messages));
 });
 
+/** Where the shipped .wasm's first data segment starts: Rust places the stack below it. */
+function stackSize() {
+  const bytes = readFileSync(new URL('../../pkg/pi_agent_wasm_bg.wasm', import.meta.url));
+  let at = 8;
+  const leb = () => { let n = 0, shift = 0, b; do { b = bytes[at++]; n += (b & 0x7f) * 2 ** shift; shift += 7; } while (b & 0x80); return n; };
+  while (at < bytes.length) {
+    const id = bytes[at++];
+    const size = leb();
+    if (id !== 11) { at += size; continue; }
+    leb(); // the segment count
+    assert.equal(leb(), 0, 'an active segment of memory 0');
+    assert.equal(bytes[at++], 0x41, 'an i32.const offset');
+    return leb();
+  }
+  throw new Error('the .wasm has no data section');
+}
+
+test('defect 7: the shipped .wasm reserves the 2 MiB stack the walks at the limit were measured with', () => {
+  // .cargo/config.toml asks for it; the build's own RUSTFLAGS once replaced that, and the
+  // package shipped with Rust's default of 1 MiB.
+  assert.equal(stackSize(), 2 * 1024 * 1024);
+});
+
 test('defect 7: each recursive walk runs at the limit without exhausting the stack', async () => {
   // Parsing, streaming, cloning, serialising and dropping: arguments at the limit from the
   // built-in stream (the object is one level, the arrays the rest).
