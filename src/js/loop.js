@@ -553,6 +553,11 @@ function guard(target) {
   return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
 }
 
+/** `reader.read()` of a response body (fetch.rs `BodyReader`). */
+function readBody(reader) {
+  return reader.read();
+}
+
 /** The core's event types, by the index the core passes (src/event.rs AGENT_EVENT_TYPES,
  * checked by tests/contract.rs). */
 const EVENT_TYPES = ['agent_start', 'turn_start', 'message_start', 'message_update', 'message_end', 'tool_execution_start',
@@ -596,7 +601,7 @@ function executeTool(tool, id, args, signal, onUpdate) {
   return tool.execute(id, args, signal, onUpdate);
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, readBody, sleep, deadline, guard, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

@@ -192,7 +192,7 @@ impl HttpResponse for JsResponse {
             match self.reader.as_mut() {
                 // A reset or a broken stream (a thrown value) is named with its cause; the
                 // reader's own errors (a chunk that is no bytes) name themselves.
-                Some(reader) => reader.read().await.map_err(|e| match e.payload {
+                Some(reader) => reader.read(&self.glue).await.map_err(|e| match e.payload {
                     Some(_) => format!("Reading the response failed: {}", describe(&self.glue, e)),
                     None => e.message,
                 }),

@@ -113,8 +113,8 @@ pub struct BodyReader {
 
 impl BodyReader {
     /// The next chunk, `None` at the end. A reset or an abort is `Err`.
-    pub async fn read(&mut self) -> Result<Option<Vec<u8>>, Thrown> {
-        let step = settle(call_method(&self.reader, "read", &[])?).await?;
+    pub async fn read(&mut self, glue: &super::glue::Glue) -> Result<Option<Vec<u8>>, Thrown> {
+        let step = settle(glue.read_body(&self.reader).map_err(super::js::thrown)?).await?;
         if get(&step, "done").as_bool().unwrap_or(true) {
             return Ok(None);
         }

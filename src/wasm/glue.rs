@@ -198,6 +198,11 @@ extern "C" {
         signal: &JsValue,
     ) -> Result<Function, JsValue>;
 
+    /// `reader.read()` of a response body's reader: a method call made in JS, where an
+    /// engine calls its own streams fastest.
+    #[wasm_bindgen(method, catch, js_name = readBody)]
+    pub fn read_body(this: &Glue, reader: &JsValue) -> Result<JsValue, JsValue>;
+
     /// A Promise that resolves after `ms`, or earlier when `signal` aborts.
     #[wasm_bindgen(method, catch)]
     pub fn sleep(this: &Glue, ms: f64, signal: &JsValue) -> Result<JsValue, JsValue>;
