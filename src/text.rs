@@ -11,10 +11,19 @@ pub fn find(hay: &str, needle: &str) -> Option<usize> {
     let Some(&first) = n.first() else {
         return Some(0);
     };
-    let last = h.len().checked_sub(n.len())?;
     // A match starts at a character boundary: a UTF-8 text's first byte is never a
-    // continuation byte.
-    (0..=last).find(|&i| h.get(i) == Some(&first) && h.get(i..i + n.len()) == Some(n))
+    // continuation byte. The scan for the first byte is a tight loop (the hot case: the
+    // lone-surrogate marker looked for in every streamed delta, json::has_lone).
+    let mut from = 0;
+    while let Some(i) = h.get(from..)?.iter().position(|&b| b == first) {
+        let at = from + i;
+        // A candidate too close to the end for the needle: no later one fits either.
+        if h.get(at..at + n.len())? == n {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// Whether `needle` occurs in `hay`.
@@ -95,9 +104,13 @@ mod tests {
             "x://y",
             "~1~0~1",
             "ab",
+            "xxaxab",
+            "a\u{FDD0}b\u{FDD0}",
+            "\u{FDD1}\u{FDD0}",
         ];
         let needles = [
-            "", "a", "b", "bc", "abc", "aa", "ö", "://", "~1", "abcd", "é",
+            "", "a", "b", "bc", "abc", "aa", "ö", "://", "~1", "abcd", "é", "ab", "xab",
+            "\u{FDD0}", "b\u{FDD0}",
         ];
         for h in hays {
             for n in needles {
