@@ -546,11 +546,18 @@ function deadline(ms) {
   return { promise, cancel: () => clearTimeout(id) };
 }
 
-/** Wraps a wasm callback (a tool's onUpdate) so its run can revoke it when it ends: a late
- * call then does nothing, and the wasm closure behind it can be freed. */
-function guard(target) {
-  let fn = target;
-  return [(value) => { if (fn !== null) fn(value); }, () => { fn = null; }];
+/** `await v` for wasm (settle.rs): when `v` is a thenable, `settled(slot, generation, value,
+ * rejected)` runs once it settles, when `await` would resume, and the answer is true; false
+ * for any other value. As `await`: a throwing `then` getter throws, and a native Promise with
+ * its own `then` is awaited through Promise.prototype.then. */
+function awaitInto(v, settled, slot, generation) {
+  if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return false;
+  const then = v.then;
+  if (typeof then !== 'function') return false;
+  let p = Promise.resolve(v);
+  if (p === v && then !== PROMISE_THEN) p = PROMISE_THEN.call(v);
+  PROMISE_THEN.call(p, (value) => settled(slot, generation, value, false), (reason) => settled(slot, generation, reason, true));
+  return true;
 }
 
 /** `reader.read()` of a response body (fetch.rs `BodyReader`). */
@@ -601,7 +608,7 @@ function executeTool(tool, id, args, signal, onUpdate) {
   return tool.execute(id, args, signal, onUpdate);
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, readBody, sleep, deadline, guard, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, sleep, deadline, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

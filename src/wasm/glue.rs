@@ -198,6 +198,18 @@ extern "C" {
         signal: &JsValue,
     ) -> Result<Function, JsValue>;
 
+    /// `await v` for settle.rs: for a thenable, calls `settled(slot, generation, value,
+    /// rejected)` when `await` would resume, and gives `true`; `false` for any other value.
+    /// A throwing `then` getter throws.
+    #[wasm_bindgen(method, catch, js_name = awaitInto)]
+    pub fn await_into(
+        this: &Glue,
+        v: &JsValue,
+        settled: &JsValue,
+        slot: u32,
+        generation: u32,
+    ) -> Result<bool, JsValue>;
+
     /// `reader.read()` of a response body's reader: a method call made in JS, where an
     /// engine calls its own streams fastest.
     #[wasm_bindgen(method, catch, js_name = readBody)]
@@ -210,10 +222,6 @@ extern "C" {
     /// `{ promise, cancel }`: a timer to race against a read, then clear.
     #[wasm_bindgen(method, catch)]
     pub fn deadline(this: &Glue, ms: f64) -> Result<JsValue, JsValue>;
-
-    /// `[wrapper, revoke]` for a wasm callback.
-    #[wasm_bindgen(method, catch)]
-    pub fn guard(this: &Glue, target: &JsValue) -> Result<Array, JsValue>;
 
     /// `{ apiKey, note }` from the environment for `provider`.
     #[wasm_bindgen(method, catch, js_name = envApiKey)]

@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::json::Value;
-use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
+use js_sys::{Array, Function, Promise, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -61,17 +61,10 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = Reflect, js_name = apply)]
     fn reflect_apply(f: &Function, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
 
-    /// `Promise.resolve(value)`, which reads `value.constructor` of a native Promise.
-    #[wasm_bindgen(catch, js_namespace = Promise, js_name = resolve)]
-    fn promise_resolve(value: &JsValue) -> Result<Promise, JsValue>;
 
     /// `Object.fromEntries(value)`, which runs the value's iterator.
     #[wasm_bindgen(catch, js_namespace = Object, js_name = fromEntries)]
     fn from_entries_checked(value: &JsValue) -> Result<JsValue, JsValue>;
-
-    /// The one `Promise.prototype.then`.
-    #[wasm_bindgen(thread_local_v2, js_namespace = ["Promise", "prototype"], js_name = then)]
-    static PROMISE_THEN: JsValue;
 }
 
 /// The text pi uses for a thrown value: `error.message` for an `Error`, else `String(error)`
@@ -173,18 +166,15 @@ pub async fn awaited(v: Result<JsValue, Thrown>) -> Result<JsValue, Thrown> {
 }
 
 async fn settle_with(v: JsValue, yield_plain: bool) -> Result<JsValue, Thrown> {
-    let then = if v.is_object() || v.is_function() {
-        read(&v, "then")?
-    } else {
-        JsValue::UNDEFINED
-    };
-    if !then.is_function() {
-        if yield_plain {
-            tick().await;
+    match Settling::start(&v).map_err(thrown)? {
+        Some(settling) => settling.await.map_err(thrown),
+        None => {
+            if yield_plain {
+                tick().await;
+            }
+            Ok(v)
         }
-        return Ok(v);
     }
-    Settling::new(&awaitable(&v, &then)?).await.map_err(thrown)
 }
 
 /// What an emit left to await, as pi's `Promise.resolve(v)` made now: a `then` getter runs
@@ -194,43 +184,32 @@ pub fn pending(
     v: JsValue,
 ) -> Result<futures::future::LocalBoxFuture<'static, Result<(), Thrown>>, Thrown> {
     use futures::FutureExt;
-    let then = if v.is_object() || v.is_function() {
-        read(&v, "then")?
-    } else {
-        JsValue::UNDEFINED
-    };
     // A plain value is awaited as the resolved Promise pi's `Promise.resolve(v)` makes: the
     // turns it takes decide when the tool's end comes relative to other tools' (L-92).
-    let promise = if then.is_function() {
-        awaitable(&v, &then)?
-    } else {
-        Promise::resolve(&v)
+    let future = match Settling::start(&v).map_err(thrown)? {
+        Some(settling) => Some(settling),
+        None => Settling::start(&Promise::resolve(&v)).map_err(thrown)?,
     };
-    let future = Settling::new(&promise);
-    Ok(async move { future.await.map(|_| ()).map_err(thrown) }.boxed_local())
+    Ok(async move {
+        match future {
+            Some(settling) => settling.await.map(|_| ()).map_err(thrown),
+            None => Ok(()),
+        }
+    }
+    .boxed_local())
 }
 
 /// One microtask.
 pub async fn tick() {
-    let _ = Settling::new(&js_sys::Promise::resolve(&JsValue::UNDEFINED)).await;
+    if let Ok(Some(settling)) = Settling::start(&js_sys::Promise::resolve(&JsValue::UNDEFINED)) {
+        let _ = settling.await;
+    }
 }
 
-thread_local! {
-    /// One do-nothing rejection handler for the whole instance (not one leaked per use).
-    static IGNORE: Closure<dyn FnMut(JsValue)> = Closure::new(|_| {});
-}
-
-/// Marks a caller's thenable `p` as handled, so its rejection is not reported as unhandled.
+/// Marks a caller's thenable `p` as handled, so its rejection is not reported as unhandled:
+/// its settlement goes to a slot freed at once, so nothing waits for it.
 pub fn ignore_rejection(p: &JsValue) {
-    let Ok(then) = read(p, "then") else { return };
-    if !then.is_function() {
-        return;
-    }
-    if let Ok(promise) = awaitable(p, &then) {
-        IGNORE.with(|ignore| {
-            let _ = promise.catch(ignore);
-        });
-    }
+    let _ = Settling::start(p);
 }
 
 /// `Object.fromEntries(value)` of a caller's iterable of pairs (a `Headers`), as JSON; a
@@ -238,21 +217,6 @@ pub fn ignore_rejection(p: &JsValue) {
 pub fn from_entries(value: &JsValue) -> Result<Option<Value>, String> {
     let o = from_entries_checked(value).map_err(|e| error_text(&e))?;
     to_json(&o, "headers").map_err(String::from)
-}
-
-/// A native Promise that settles as `await v` (a thenable whose `then` is `then`), on which
-/// [`Settling`] may call `then` safely: `Promise.resolve(v)` is a fresh Promise unless `v` is
-/// itself a native Promise, returned as is. Such a Promise with its own `then` is awaited
-/// as `await` does, through `Promise.prototype.then`, never through its own.
-fn awaitable(v: &JsValue, then: &JsValue) -> Result<Promise, Thrown> {
-    let p = promise_resolve(v).map_err(thrown)?;
-    if Object::is(&p, v) {
-        let own = PROMISE_THEN.with(|t| (!Object::is(then, t)).then(|| t.clone()));
-        if let Some(genuine) = own.and_then(|t| t.dyn_into::<Function>().ok()) {
-            return Ok(call_with(&genuine, v, &[])?.unchecked_into());
-        }
-    }
-    Ok(p)
 }
 
 /// Values of type `V` by string key: where each is in a list, through crate::json's map (its

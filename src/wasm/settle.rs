@@ -1,14 +1,15 @@
-//! Awaiting a native Promise from Rust, cheaply: the one hot await of the binding (every
-//! event the sink returns a Promise for, every hook, tool and stream step).
+//! Awaiting a Promise from Rust, cheaply: the one hot await of the binding (every event the
+//! sink returns a Promise for, every hook, tool and stream step).
 //!
 //! `wasm_bindgen_futures::JsFuture` makes two wasm-bindgen closures per Promise (each with
 //! its table slot and finalizer), which showed as the largest single cost of a turn in
-//! profiles. Here two closures live for the whole instance, and each Promise gets them
-//! bound to its slot number (`Function.prototype.bind`, a native call): `then(ok, err)`.
+//! profiles. Here two closures live for the whole instance, and the glue's `awaitInto` (one
+//! crossing) hands each thenable's settlement to them with its slot number: `await v` made in
+//! JS, where reading `then`, `Promise.resolve` and `then` cost no crossing each.
 //! The settled value waits in its slot until the future is polled.
 //!
 //! A future dropped before its Promise settled frees its slot at once: slots carry a
-//! generation, bound along with the number, and a late call for an older generation is
+//! generation, passed along with the number, and a late call for an older generation is
 //! ignored. (A Promise that never settles, a cancelled timer's, holds no slot.)
 
 use std::cell::RefCell;
@@ -16,9 +17,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
+
+use super::glue::Glue;
 
 #[derive(Default)]
 struct Slot {
@@ -89,39 +90,48 @@ fn settled(i: u32, generation: u32, result: Result<JsValue, JsValue>) {
 
 thread_local! {
     static SLOTS: RefCell<Slots> = RefCell::new(Slots::default());
-    static ON_OK: Closure<dyn Fn(u32, u32, JsValue)> =
-        Closure::new(|i: u32, g: u32, v: JsValue| settled(i, g, Ok(v)));
-    static ON_ERR: Closure<dyn Fn(u32, u32, JsValue)> =
-        Closure::new(|i: u32, g: u32, e: JsValue| settled(i, g, Err(e)));
+    /// `(slot, generation, value, rejected)`, called by the glue's `awaitInto`.
+    static ON_SETTLED: Closure<dyn Fn(u32, u32, JsValue, bool)> =
+        Closure::new(|i: u32, g: u32, v: JsValue, rejected: bool| {
+            settled(i, g, if rejected { Err(v) } else { Ok(v) })
+        });
 }
 
-#[wasm_bindgen]
-extern "C" {
-    /// `Promise.prototype.then.call(p, ok, err)`: a native Promise's own `then`, whatever
-    /// its `then` property says.
-    #[wasm_bindgen(js_namespace = ["Promise", "prototype", "then"], js_name = call)]
-    fn then_call(p: &Promise, ok: &JsValue, err: &JsValue);
-}
-
-/// The settlement of the native Promise `p`, as `await p`: `Err` is the rejection value.
+/// The settlement of a thenable, as `await v`: `Err` is the rejection value.
 pub struct Settling {
     slot: u32,
     generation: u32,
 }
 
+thread_local! {
+    /// The glue whose `awaitInto` every await goes through: each entry point's (they share
+    /// it), installed when its run's table is made (table.rs).
+    static GLUE: RefCell<Option<Glue>> = const { RefCell::new(None) };
+}
+
+/// Makes `glue`'s `awaitInto` the one awaits use.
+pub fn install(glue: &Glue) {
+    GLUE.with(|g| *g.borrow_mut() = Some(glue.clone()));
+}
+
 impl Settling {
-    pub fn new(p: &Promise) -> Settling {
+    /// Starts awaiting `v` when it is a thenable (its `then` read now: a throwing getter is
+    /// `Err`); `None` for any other value, which `await` would give back as it is.
+    pub fn start(v: &JsValue) -> Result<Option<Settling>, JsValue> {
         let (slot, generation) = SLOTS.with(|s| s.borrow_mut().take());
-        let (i, g) = (JsValue::from(slot), JsValue::from(generation));
-        let bound = |f: &Closure<dyn Fn(u32, u32, JsValue)>| {
-            f.as_ref()
-                .unchecked_ref::<Function>()
-                .bind2(&JsValue::UNDEFINED, &i, &g)
+        // (Not borrowed while JS runs: a `then` getter is the caller's code.)
+        let glue = GLUE.with(|g| g.borrow().clone());
+        let started = match glue {
+            Some(glue) => ON_SETTLED.with(|f| glue.await_into(v, f.as_ref(), slot, generation)),
+            None => Err(JsValue::from_str("internal: no glue to await with")),
         };
-        let ok = ON_OK.with(bound);
-        let err = ON_ERR.with(bound);
-        then_call(p, &ok, &err);
-        Settling { slot, generation }
+        match started {
+            Ok(true) => Ok(Some(Settling { slot, generation })),
+            other => {
+                SLOTS.with(|s| s.borrow_mut().release(slot));
+                other.map(|_| None)
+            }
+        }
     }
 }
 

@@ -27,8 +27,48 @@ use crate::error::Thrown;
 /// How many lists [`Table::array`] keeps.
 const LISTS: usize = 4;
 
-/// A JS-callable function owned by Rust.
-pub type Callback = Closure<dyn Fn(JsValue) -> Result<(), JsValue>>;
+/// What a tool's `onUpdate` does with a partial result; `Err` is thrown to the tool.
+pub type Update = Rc<dyn Fn(JsValue) -> Result<(), JsValue>>;
+
+/// The `onUpdate` functions of every run's tool calls, by slot, each with the generation its
+/// bound function names: one wasm closure for the instance, bound per call to its slot
+/// (`Function.prototype.bind`, a native call), instead of a closure and a finalizer per call. A run frees its slots when its table drops; a late
+/// call for a freed slot (an older generation) does nothing.
+#[derive(Default)]
+struct Updates {
+    slots: Vec<(u32, Option<Update>)>,
+    free: Vec<u32>,
+}
+
+thread_local! {
+    static UPDATES: RefCell<Updates> = RefCell::new(Updates::default());
+    static ON_UPDATE: Closure<dyn Fn(u32, u32, JsValue) -> Result<(), JsValue>> =
+        Closure::new(|i: u32, g: u32, partial: JsValue| {
+            // Not borrowed while the update runs: it is the caller's code.
+            let update = UPDATES.with(|u| {
+                let u = u.borrow();
+                let (generation, update) = u.slots.get(i as usize)?;
+                (*generation == g).then(|| update.clone())?
+            });
+            update.map_or(Ok(()), |f| f(partial))
+        });
+}
+
+/// A slot of [`UPDATES`] that a run holds; dropping it frees the slot.
+struct UpdateSlot(u32);
+
+impl Drop for UpdateSlot {
+    fn drop(&mut self) {
+        UPDATES.with(|u| {
+            let u = &mut *u.borrow_mut();
+            if let Some(slot) = u.slots.get_mut(self.0 as usize) {
+                slot.0 = slot.0.wrapping_add(1);
+                slot.1 = None;
+                u.free.push(self.0);
+            }
+        });
+    }
+}
 
 pub struct Table {
     ids: WeakMap,
@@ -46,12 +86,11 @@ pub struct Table {
     lists: RefCell<Vec<(Vec<Rc<Value>>, js_sys::Array)>>,
     /// Which of `lists` was handed out last.
     last: std::cell::Cell<usize>,
-    /// Callbacks handed to JS during the run (a tool's `onUpdate`). Owned here and freed
-    /// with the run: a closure given away with `into_js_value` is never freed, and one that
-    /// holds the table kept every value of the run alive (a leak of the whole run).
-    callbacks: RefCell<Vec<(Callback, Option<js_sys::Function>)>>,
-    /// The glue object of src/js/loop.js: its `guard(fn)` gives `[wrapper, revoke]`, a JS
-    /// function that calls `fn` until revoked; its readers of caller values (`items`,
+    /// The slots of the `onUpdate` functions handed out during the run, freed with it (an
+    /// update holds the table weakly: one holding it strongly kept every value of the run
+    /// alive).
+    updates: RefCell<Vec<UpdateSlot>>,
+    /// The glue object of src/js/loop.js: its readers of caller values (`items`,
     /// `readTool`) run where a throwing trap or getter is a plain JS throw.
     glue: Glue,
     /// The run is checkpointed (`onCheckpoint`): every checkpoint is JSON, so a tool result's
@@ -59,27 +98,17 @@ pub struct Table {
     json_results: std::cell::Cell<bool>,
 }
 
-impl Drop for Table {
-    /// The run is over: its callbacks are revoked (a late call from a tool does nothing)
-    /// before the closures behind them are freed.
-    fn drop(&mut self) {
-        for (_, revoke) in self.callbacks.get_mut().iter() {
-            if let Some(r) = revoke {
-                let _ = r.call0(&JsValue::UNDEFINED);
-            }
-        }
-    }
-}
-
 impl Table {
     pub fn new(glue: Glue) -> Rc<Table> {
+        // Every entry point makes its table first: its awaits go through this glue.
+        super::settle::install(&glue);
         Rc::new(Table {
             ids: WeakMap::new(),
             values: RefCell::new(Indexed::new()),
             objects: js_sys::Array::new(),
             lists: RefCell::new(Vec::new()),
             last: std::cell::Cell::new(0),
-            callbacks: RefCell::new(Vec::new()),
+            updates: RefCell::new(Vec::new()),
             glue,
             json_results: std::cell::Cell::new(false),
         })
@@ -293,16 +322,35 @@ impl Table {
         self.glue.view(obj, &super::js::key(names)).map_err(thrown)
     }
 
-    /// Keeps `callback` until the run ends and returns the JS function to hand out for it.
-    pub fn keep_callback(&self, callback: Callback) -> JsValue {
-        let target: JsValue = callback.as_ref().clone();
-        let guarded = self.glue.guard(&target).ok();
-        let (js, revoke) = match guarded {
-            Some(pair) => (pair.get(0), pair.get(1).dyn_into::<js_sys::Function>().ok()),
-            None => (target, None),
-        };
-        self.callbacks.borrow_mut().push((callback, revoke));
-        js
+    /// The `onUpdate` function to hand out for `update` until the run ends; after it, a call
+    /// does nothing.
+    pub fn on_update(&self, update: Update) -> JsValue {
+        let (i, generation) = UPDATES.with(|u| {
+            let u = &mut *u.borrow_mut();
+            let i = match u.free.pop() {
+                Some(i) => i,
+                None => {
+                    u.slots.push((0, None));
+                    u32::try_from(u.slots.len() - 1).unwrap_or(u32::MAX)
+                }
+            };
+            match u.slots.get_mut(i as usize) {
+                Some(slot) => {
+                    slot.1 = Some(update);
+                    (i, slot.0)
+                }
+                None => (i, 0),
+            }
+        });
+        self.updates.borrow_mut().push(UpdateSlot(i));
+        ON_UPDATE.with(|f| {
+            f.as_ref().unchecked_ref::<js_sys::Function>().bind2(
+                &JsValue::UNDEFINED,
+                &JsValue::from(i),
+                &JsValue::from(generation),
+            )
+        })
+        .into()
     }
 
     /// The core's values for the first items of `items` (a fresh array the glue made) that

@@ -127,18 +127,13 @@ impl Tool for JsTool {
         // Partial results are not read by the core: they are kept as the very objects the
         // tool passed, without conversion, and forwarded unchanged (L-105). The sink runs
         // inside this call, and what it throws synchronously is thrown to the tool, as
-        // pi's `onUpdate` does. The table owns the callback (freed with the run); the
-        // callback holds the table weakly.
-        let callback =
-            self.table
-                .keep_callback(Closure::<dyn Fn(JsValue) -> Result<(), JsValue>>::new(
-                    move |partial: JsValue| match table.upgrade() {
-                        Some(table) => {
-                            on_update(table.opaque(partial)).map_err(super::error::thrown_to_js)
-                        }
-                        None => Ok(()),
-                    },
-                ));
+        // pi's `onUpdate` does. The update holds the table weakly.
+        let callback = self.table.on_update(Rc::new(move |partial: JsValue| {
+            match table.upgrade() {
+                Some(table) => on_update(table.opaque(partial)).map_err(super::error::thrown_to_js),
+                None => Ok(()),
+            }
+        }));
         let returned = self
             .table
             .glue()
