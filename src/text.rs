@@ -109,8 +109,21 @@ mod tests {
             "\u{FDD1}\u{FDD0}",
         ];
         let needles = [
-            "", "a", "b", "bc", "abc", "aa", "ö", "://", "~1", "abcd", "é", "ab", "xab",
-            "\u{FDD0}", "b\u{FDD0}",
+            "",
+            "a",
+            "b",
+            "bc",
+            "abc",
+            "aa",
+            "ö",
+            "://",
+            "~1",
+            "abcd",
+            "é",
+            "ab",
+            "xab",
+            "\u{FDD0}",
+            "b\u{FDD0}",
         ];
         for h in hays {
             for n in needles {

@@ -61,7 +61,6 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = Reflect, js_name = apply)]
     fn reflect_apply(f: &Function, this: &JsValue, args: &Array) -> Result<JsValue, JsValue>;
 
-
     /// `Object.fromEntries(value)`, which runs the value's iterator.
     #[wasm_bindgen(catch, js_namespace = Object, js_name = fromEntries)]
     fn from_entries_checked(value: &JsValue) -> Result<JsValue, JsValue>;

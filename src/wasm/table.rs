@@ -231,7 +231,10 @@ impl Table {
         {
             return None;
         }
-        let m = |k: &str| o.get_raw(k).map_or(JsValue::UNDEFINED, super::js::member_js);
+        let m = |k: &str| {
+            o.get_raw(k)
+                .map_or(JsValue::UNDEFINED, super::js::member_js)
+        };
         self.glue
             .tool_result(
                 &m("toolCallId"),
@@ -343,14 +346,15 @@ impl Table {
             }
         });
         self.updates.borrow_mut().push(UpdateSlot(i));
-        ON_UPDATE.with(|f| {
-            f.as_ref().unchecked_ref::<js_sys::Function>().bind2(
-                &JsValue::UNDEFINED,
-                &JsValue::from(i),
-                &JsValue::from(generation),
-            )
-        })
-        .into()
+        ON_UPDATE
+            .with(|f| {
+                f.as_ref().unchecked_ref::<js_sys::Function>().bind2(
+                    &JsValue::UNDEFINED,
+                    &JsValue::from(i),
+                    &JsValue::from(generation),
+                )
+            })
+            .into()
     }
 
     /// The core's values for the first items of `items` (a fresh array the glue made) that

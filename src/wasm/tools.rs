@@ -128,12 +128,14 @@ impl Tool for JsTool {
         // tool passed, without conversion, and forwarded unchanged (L-105). The sink runs
         // inside this call, and what it throws synchronously is thrown to the tool, as
         // pi's `onUpdate` does. The update holds the table weakly.
-        let callback = self.table.on_update(Rc::new(move |partial: JsValue| {
-            match table.upgrade() {
-                Some(table) => on_update(table.opaque(partial)).map_err(super::error::thrown_to_js),
-                None => Ok(()),
-            }
-        }));
+        let callback =
+            self.table
+                .on_update(Rc::new(move |partial: JsValue| match table.upgrade() {
+                    Some(table) => {
+                        on_update(table.opaque(partial)).map_err(super::error::thrown_to_js)
+                    }
+                    None => Ok(()),
+                }));
         let returned = self
             .table
             .glue()
