@@ -32,8 +32,9 @@ pub type Update = Rc<dyn Fn(JsValue) -> Result<(), JsValue>>;
 
 /// The `onUpdate` functions of every run's tool calls, by slot, each with the generation its
 /// bound function names: one wasm closure for the instance, bound per call to its slot
-/// (`Function.prototype.bind`, a native call), instead of a closure and a finalizer per call. A run frees its slots when its table drops; a late
-/// call for a freed slot (an older generation) does nothing.
+/// (`Function.prototype.bind`, a native call), instead of a closure and a finalizer per
+/// call. A run frees its slots when its table drops; a late call for a freed slot (an older
+/// generation) does nothing.
 #[derive(Default)]
 struct Updates {
     slots: Vec<(u32, Option<Update>)>,
