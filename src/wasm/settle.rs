@@ -18,6 +18,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::glue::Glue;
 
@@ -109,9 +110,17 @@ thread_local! {
     static GLUE: RefCell<Option<Glue>> = const { RefCell::new(None) };
 }
 
-/// Makes `glue`'s `awaitInto` the one awaits use.
+/// Makes `glue`'s `awaitInto` the one awaits use. A run's glue (pending.js `runGlue`) holds
+/// that run's objects; the one kept is the shared object it inherits `awaitInto` from, so no
+/// run's objects outlive it here.
 pub fn install(glue: &Glue) {
-    GLUE.with(|g| *g.borrow_mut() = Some(glue.clone()));
+    let glue: &js_sys::Object = glue.unchecked_ref();
+    let shared = if js_sys::Object::has_own(glue, &"awaitInto".into()) {
+        glue.clone()
+    } else {
+        js_sys::Object::get_prototype_of(glue)
+    };
+    GLUE.with(|g| *g.borrow_mut() = Some(shared.unchecked_into()));
 }
 
 impl Settling {

@@ -160,3 +160,28 @@ test('load: 1,000 concurrent tool-using runs in one process, four times over, le
   assert.ok(grown.wasm <= 2 * MB, `wasm memory grew by ${grown.wasm} bytes over the last 2,000 concurrent runs`);
   assert.ok(grown.heap <= 2 * MB, `the JS heap grew by ${grown.heap} bytes over the last 2,000 concurrent runs`);
 });
+
+test('a finished run leaves nothing of its own reachable from the engine: its prompt is collected', async () => {
+  // The engine keeps the glue its awaits go through between runs: the shared one, never a
+  // run's own (which holds the run's transcript for checkpoints and approvals).
+  let ref;
+  await (async () => {
+    const prompt = { role: 'user', content: 'go', timestamp: 1, padding: 'x'.repeat(1_000_000) };
+    ref = new WeakRef(prompt);
+    const streamFn = () => {
+      const s = createAssistantMessageEventStream();
+      const m = { role: 'assistant', content: [{ type: 'text', text: 'hi' }], api: 'b', provider: 'b', model: 'm', usage, stopReason: 'stop', timestamp: 1 };
+      queueMicrotask(() => {
+        s.push({ type: 'start', partial: m });
+        s.push({ type: 'done', reason: 'stop', message: m });
+      });
+      return s;
+    };
+    await runAgentLoop([prompt], { messages: [] }, { model: { id: 'm', api: 'b', provider: 'b' }, convertToLlm: (m) => m, onCheckpoint: () => {} }, () => {}, undefined, streamFn);
+  })();
+  for (let i = 0; i < 5 && ref.deref() !== undefined; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    gc();
+  }
+  assert.equal(ref.deref(), undefined);
+});
