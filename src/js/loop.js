@@ -546,14 +546,14 @@ function deadline(ms) {
   return { promise, cancel: () => clearTimeout(id) };
 }
 
-/** `await v` for wasm (settle.rs): when `v` is a thenable, `settled(slot, generation, value,
- * rejected)` runs once it settles, when `await` would resume, and the answer is true; false
- * for any other value. As `await`: a throwing `then` getter throws, and a native Promise with
- * its own `then` is awaited through Promise.prototype.then. */
-function awaitInto(v, settled, slot, generation) {
-  if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return false;
-  const then = v.then;
-  if (typeof then !== 'function') return false;
+/** `await v` for wasm (settle.rs): when `v` is a thenable, or any value with `plain`,
+ * `settled(slot, generation, value, rejected)` runs once it settles, when `await` would
+ * resume, and the answer is true; false for any other value without `plain`. As `await`: a
+ * throwing `then` getter throws, and a native Promise with its own `then` is awaited through
+ * Promise.prototype.then. */
+function awaitInto(v, settled, slot, generation, plain) {
+  const then = v !== null && (typeof v === 'object' || typeof v === 'function') ? v.then : undefined;
+  if (typeof then !== 'function' && !plain) return false;
   let p = Promise.resolve(v);
   if (p === v && then !== PROMISE_THEN) p = PROMISE_THEN.call(v);
   PROMISE_THEN.call(p, (value) => settled(slot, generation, value, false), (reason) => settled(slot, generation, reason, true));

@@ -198,9 +198,9 @@ extern "C" {
         signal: &JsValue,
     ) -> Result<Function, JsValue>;
 
-    /// `await v` for settle.rs: for a thenable, calls `settled(slot, generation, value,
-    /// rejected)` when `await` would resume, and gives `true`; `false` for any other value.
-    /// A throwing `then` getter throws.
+    /// `await v` for settle.rs: for a thenable (or any value, with `plain`), calls
+    /// `settled(slot, generation, value, rejected)` when `await` would resume, and gives
+    /// `true`; `false` for any other value. A throwing `then` getter throws.
     #[wasm_bindgen(method, catch, js_name = awaitInto)]
     pub fn await_into(
         this: &Glue,
@@ -208,6 +208,7 @@ extern "C" {
         settled: &JsValue,
         slot: u32,
         generation: u32,
+        plain: bool,
     ) -> Result<bool, JsValue>;
 
     /// `reader.read()` of a response body's reader: a method call made in JS, where an

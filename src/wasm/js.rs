@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::json::Value;
-use js_sys::{Array, Function, Promise, Reflect, JSON};
+use js_sys::{Array, Function, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -165,7 +165,7 @@ pub async fn awaited(v: Result<JsValue, Thrown>) -> Result<JsValue, Thrown> {
 }
 
 async fn settle_with(v: JsValue, yield_plain: bool) -> Result<JsValue, Thrown> {
-    match Settling::start(&v).map_err(thrown)? {
+    match Settling::start(&v, false).map_err(thrown)? {
         Some(settling) => settling.await.map_err(thrown),
         None => {
             if yield_plain {
@@ -185,10 +185,7 @@ pub fn pending(
     use futures::FutureExt;
     // A plain value is awaited as the resolved Promise pi's `Promise.resolve(v)` makes: the
     // turns it takes decide when the tool's end comes relative to other tools' (L-92).
-    let future = match Settling::start(&v).map_err(thrown)? {
-        Some(settling) => Some(settling),
-        None => Settling::start(&Promise::resolve(&v)).map_err(thrown)?,
-    };
+    let future = Settling::start(&v, true).map_err(thrown)?;
     Ok(async move {
         match future {
             Some(settling) => settling.await.map(|_| ()).map_err(thrown),
@@ -200,7 +197,7 @@ pub fn pending(
 
 /// One microtask.
 pub async fn tick() {
-    if let Ok(Some(settling)) = Settling::start(&js_sys::Promise::resolve(&JsValue::UNDEFINED)) {
+    if let Ok(Some(settling)) = Settling::start(&JsValue::UNDEFINED, true) {
         let _ = settling.await;
     }
 }
@@ -208,7 +205,7 @@ pub async fn tick() {
 /// Marks a caller's thenable `p` as handled, so its rejection is not reported as unhandled:
 /// its settlement goes to a slot freed at once, so nothing waits for it.
 pub fn ignore_rejection(p: &JsValue) {
-    let _ = Settling::start(p);
+    let _ = Settling::start(p, false);
 }
 
 /// `Object.fromEntries(value)` of a caller's iterable of pairs (a `Headers`), as JSON; a

@@ -125,13 +125,16 @@ pub fn install(glue: &Glue) {
 
 impl Settling {
     /// Starts awaiting `v` when it is a thenable (its `then` read now: a throwing getter is
-    /// `Err`); `None` for any other value, which `await` would give back as it is.
-    pub fn start(v: &JsValue) -> Result<Option<Settling>, JsValue> {
+    /// `Err`); `None` for any other value, which `await` would give back as it is, unless
+    /// `plain`: then it is awaited as `Promise.resolve(v)`, a microtask later.
+    pub fn start(v: &JsValue, plain: bool) -> Result<Option<Settling>, JsValue> {
         let (slot, generation) = SLOTS.with(|s| s.borrow_mut().take());
         // (Not borrowed while JS runs: a `then` getter is the caller's code.)
         let glue = GLUE.with(|g| g.borrow().clone());
         let started = match glue {
-            Some(glue) => ON_SETTLED.with(|f| glue.await_into(v, f.as_ref(), slot, generation)),
+            Some(glue) => {
+                ON_SETTLED.with(|f| glue.await_into(v, f.as_ref(), slot, generation, plain))
+            }
             None => Err(JsValue::from_str("internal: no glue to await with")),
         };
         match started {
