@@ -160,7 +160,7 @@ const FORWARDED = ['sessionId', 'onPayload', 'onResponse', 'onProviderStreamEven
   'maxRetryDelayMs', 'identity', 'toolExecution', 'beforeToolCall', 'afterToolCall', 'finishTurn', 'prepareRequest',
   'convertToLlm', 'transformContext', 'getApiKey', 'onInterruptedToolCall'];
 /** Not pi's keys: in a run's config only when set. */
-const OWN = ['needsApproval', 'expiresAfterMs'];
+const OWN = ['needsApproval', 'expiresAfterMs', 'abortGraceMs'];
 
 export class Agent {
   #state;
@@ -216,6 +216,7 @@ export class Agent {
     this.onInterruptedToolCall = o.onInterruptedToolCall;
     this.needsApproval = o.needsApproval;
     this.expiresAfterMs = o.expiresAfterMs;
+    this.abortGraceMs = o.abortGraceMs;
   }
 
   /** The tool calls waiting for an answer: `{ toolCallId, toolName, args, kind, reason?, expiresAt? }`

@@ -57,6 +57,7 @@ export * from "./ai.js";
  * - `no_default_stream_fn`: no `streamFn`, and the default was unset.
  * - `agent_busy`: an `Agent` was asked to start, continue, resume or reset during a run.
  * - `resume_pending`: a restored `Agent` was asked to start a run before `resume()`.
+ * - `aborted`: an aborted run stopped waiting for a Promise of yours (`abortGraceMs`).
  */
 export type ErrorCode =
   | "wasm_load_failed"
@@ -67,7 +68,8 @@ export type ErrorCode =
   | "continue_from_assistant"
   | "no_default_stream_fn"
   | "agent_busy"
-  | "resume_pending";
+  | "resume_pending"
+  | "aborted";
 
 // ---------------------------------------------------------------------------------------
 // Loading
@@ -530,6 +532,14 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
   needsApproval?: (call: { toolCallId: string; toolName: string; args: any; context: AgentContext }, signal?: AbortSignal) => MaybePromise<unknown>;
   /** Not in pi: how long a waiting call waits, in ms, unless its tool says (a tool's own `expiresAfterMs` wins: see {@link WaitingAgentTool}). */
   expiresAfterMs?: number;
+  /**
+   * Not in pi: once the run's signal is aborted, how long (ms, 5000 by default) the run waits
+   * for a Promise of yours (a tool's `execute`, the stream function, a hook, a listener)
+   * before it goes on as if that Promise had rejected with an `Operation aborted` error
+   * (`code: "aborted"`), where pi would wait forever. A tool's call then gets an error result;
+   * a stream, hook or listener ends the run as its rejection would. `Infinity` waits as pi does.
+   */
+  abortGraceMs?: number;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1014,6 +1024,8 @@ export interface AgentOptions {
   needsApproval?: AgentLoopConfig["needsApproval"];
   /** Not in pi: see {@link AgentLoopConfig.expiresAfterMs}. */
   expiresAfterMs?: number;
+  /** Not in pi: see {@link AgentLoopConfig.abortGraceMs}. */
+  abortGraceMs?: number;
 }
 
 /**
@@ -1152,6 +1164,8 @@ export declare class Agent {
   needsApproval?: AgentOptions["needsApproval"];
   /** Not in pi: see {@link AgentOptions.expiresAfterMs}. */
   expiresAfterMs?: number;
+  /** Not in pi: see {@link AgentOptions.abortGraceMs}. */
+  abortGraceMs?: number;
   /** Not in pi: the tool calls waiting for an answer. */
   readonly waitingToolCalls: WaitingToolCall[];
   /** Not in pi: lets a call that waits for approval run its tool. */

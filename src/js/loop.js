@@ -551,13 +551,61 @@ function deadline(ms) {
  * resume, and the answer is true; false for any other value without `plain`. As `await`: a
  * throwing `then` getter throws, and a native Promise with its own `then` is awaited through
  * Promise.prototype.then. */
-function awaitInto(v, settled, slot, generation, plain) {
+function awaitInto(v, settled, slot, generation, plain, run) {
   const then = v !== null && (typeof v === 'object' || typeof v === 'function') ? v.then : undefined;
   if (typeof then !== 'function' && !plain) return false;
+  RUN_OF[slot] = run;
+  GEN_OF[slot] = generation;
+  SETTLED = settled;
   let p = Promise.resolve(v);
   if (p === v && then !== PROMISE_THEN) p = PROMISE_THEN.call(v);
   PROMISE_THEN.call(p, (value) => settled(slot, generation, value, false), (reason) => settled(slot, generation, reason, true));
   return true;
+}
+
+/** By settle.rs slot: the run and generation `awaitInto` last took it for, and the generation
+ * `expireAwaits` saw there; and the settle function. */
+const RUN_OF = [];
+const GEN_OF = [];
+const SEEN = [];
+let SETTLED;
+
+/** Called every `ms` once run `id` is aborted: ends each await of the run that was pending at
+ * the last call already (so after `ms` to `2 * ms`) as if what it awaited had rejected. An
+ * await settled meanwhile is not touched: settle.rs keeps a slot's first settlement and
+ * ignores an older generation's. */
+function expireAwaits(id, ms) {
+  for (let i = 0; i < RUN_OF.length; i++) {
+    if (RUN_OF[i] !== id) continue;
+    if (SEEN[i] !== GEN_OF[i]) SEEN[i] = GEN_OF[i];
+    else SETTLED(i, GEN_OF[i], Object.assign(new Error(`Operation aborted: not settled ${ms} ms after the abort (abortGraceMs)`), { code: 'aborted' }), true);
+  }
+}
+
+/**
+ * Arms `abortGraceMs` (5000 by default) for run `id`: from `signal`'s abort on, what the run
+ * awaits of the caller's (a tool, the stream, a hook, a listener) is ended by `expireAwaits`,
+ * where pi would wait forever. Returns what disarms it (at the run's end), or `undefined` when
+ * there is nothing to arm; throws `invalid_input` for a bad `ms`.
+ */
+function boundAwaits(id, signal, ms = 5000) {
+  if (typeof ms !== 'number' || !(ms >= 0)) throw invalidInput('config.abortGraceMs must be a number of milliseconds, at least 0');
+  if (ms === Infinity || signal == null) return undefined;
+  let timer;
+  const start = () => {
+    timer ??= setInterval(expireAwaits, Math.min(ms, MAX_DELAY), id, ms);
+  };
+  // A signal whose reads throw fails where pi's reads of it fail; it gets no bound here.
+  try {
+    if (signal.aborted === true) start();
+    else signal.addEventListener?.('abort', start, { once: true });
+  } catch {}
+  return () => {
+    clearInterval(timer);
+    try {
+      signal.removeEventListener?.('abort', start);
+    } catch {}
+  };
 }
 
 /** `reader.read()` of a response body (fetch.rs `BodyReader`). */
@@ -710,7 +758,8 @@ function checkpointing(emit, onCheckpoint, transcript, position, gate) {
  * `checkpoint`, when given, is awaited before each tool's `execute`.
  */
 export function startRun(mode, prompts, context, config, emit, signal, streamFn, { position, probe, checkpoint, gate, waiting } = {}) {
-  const id = (lastRunId = (lastRunId + 1) % 2 ** 32);
+  // 1 to 2^32 - 1: 0 is no run for settle.rs.
+  const id = (lastRunId = (lastRunId % (2 ** 32 - 1)) + 1);
   let wasmNow;
   const where = () => (wasmNow === undefined ? undefined : wasmNow.runPosition(id));
   if (probe) probe.position = where;
@@ -729,6 +778,7 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   let onCheckpoint;
   let needsApproval;
   let expiresAfterMs;
+  let abortGraceMs;
   try {
     onCheckpoint = config?.onCheckpoint;
     // Not pi's keys either (pending.js): the answers of waiting tool calls, and a hook that
@@ -736,6 +786,7 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
     gate ??= config?.toolCallGate ?? undefined;
     needsApproval = config?.needsApproval ?? undefined;
     expiresAfterMs = config?.expiresAfterMs ?? undefined;
+    abortGraceMs = config?.abortGraceMs ?? undefined;
   } catch {
     // Not pi's key: a config whose every read throws fails where pi's reads fail.
   }
@@ -757,6 +808,12 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
     sink = wrapped.emit;
     beforeExecute = wrapped.checkpoint;
   }
+  let disarm;
+  try {
+    disarm = boundAwaits(id, signal, abortGraceMs);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const watched = watchRun(sink, mode === 'resume' ? resumedRun(context.messages, position) : undefined);
   const glue = runGlue(GLUE, { gate, needsApproval, expiresAfterMs, emit: watched.emit, checkpoint: beforeExecute, messages: transcript });
   const run = guarded(
@@ -767,6 +824,8 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
     },
     (crash) => watched.close(crashText(crash), config),
   );
+  // A side chain: the caller's Promise is `run` itself, settling when it did before.
+  if (disarm !== undefined) run.then(disarm, disarm);
   if (gate === undefined) return run;
   return run.finally(() => gate.runEnded());
 }

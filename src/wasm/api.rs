@@ -196,7 +196,7 @@ pub async fn run_loop(glue: Glue, run: RunOptions) -> JsResult<JsValue> {
             Box::pin(run_agent_loop(&host, prompts, ctx, cfg))
         }
     };
-    let out = run.await;
+    let out = super::settle::InRun { id: run_id, run }.await;
     out.map(|messages| table.array(&messages).into())
         .map_err(rejection)
 }

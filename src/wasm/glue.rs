@@ -200,7 +200,8 @@ extern "C" {
 
     /// `await v` for settle.rs: for a thenable (or any value, with `plain`), calls
     /// `settled(slot, generation, value, rejected)` when `await` would resume, and gives
-    /// `true`; `false` for any other value. A throwing `then` getter throws.
+    /// `true`; `false` for any other value. A throwing `then` getter throws. `run` is the
+    /// run it belongs to (`settle::in_run`), 0 for none.
     #[wasm_bindgen(method, catch, js_name = awaitInto)]
     pub fn await_into(
         this: &Glue,
@@ -209,6 +210,7 @@ extern "C" {
         slot: u32,
         generation: u32,
         plain: bool,
+        run: u32,
     ) -> Result<bool, JsValue>;
 
     /// `reader.read()` of a response body's reader: a method call made in JS, where an

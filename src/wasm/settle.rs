@@ -80,6 +80,10 @@ fn settled(i: u32, generation: u32, result: Result<JsValue, JsValue>) {
     let waker = SLOTS.with(|s| {
         let mut s = s.borrow_mut();
         let slot = s.get(i, generation)?;
+        // Once: the glue may end an await of an aborted run that settles later anyway.
+        if slot.result.is_some() {
+            return None;
+        }
         slot.result = Some(result);
         slot.waker.take()
     });
@@ -105,9 +109,12 @@ pub struct Settling {
 }
 
 thread_local! {
+    /// The run ([`in_run`]) being polled now; 0 for none.
+    static RUN: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     /// The glue whose `awaitInto` every await goes through: each entry point's (they share
     /// it), installed when its run's table is made (table.rs).
-    static GLUE: RefCell<Option<Glue>> = const { RefCell::new(None) };
+    /// (`undefined` before the first run: an await then throws a TypeError, never reached.)
+    static GLUE: RefCell<JsValue> = const { RefCell::new(JsValue::UNDEFINED) };
 }
 
 /// Makes `glue`'s `awaitInto` the one awaits use. A run's glue (pending.js `runGlue`) holds
@@ -120,7 +127,7 @@ pub fn install(glue: &Glue) {
     } else {
         js_sys::Object::get_prototype_of(glue)
     };
-    GLUE.with(|g| *g.borrow_mut() = Some(shared.unchecked_into()));
+    GLUE.with(|g| *g.borrow_mut() = shared.into());
 }
 
 impl Settling {
@@ -130,13 +137,10 @@ impl Settling {
     pub fn start(v: &JsValue, plain: bool) -> Result<Option<Settling>, JsValue> {
         let (slot, generation) = SLOTS.with(|s| s.borrow_mut().take());
         // (Not borrowed while JS runs: a `then` getter is the caller's code.)
-        let glue = GLUE.with(|g| g.borrow().clone());
-        let started = match glue {
-            Some(glue) => {
-                ON_SETTLED.with(|f| glue.await_into(v, f.as_ref(), slot, generation, plain))
-            }
-            None => Err(JsValue::from_str("internal: no glue to await with")),
-        };
+        let glue: Glue = GLUE.with(|g| g.borrow().clone()).unchecked_into();
+        let run = RUN.with(std::cell::Cell::get);
+        let started =
+            ON_SETTLED.with(|f| glue.await_into(v, f.as_ref(), slot, generation, plain, run));
         match started {
             Ok(true) => Ok(Some(Settling { slot, generation })),
             other => {
@@ -144,6 +148,24 @@ impl Settling {
                 other.map(|_| None)
             }
         }
+    }
+}
+
+/// `run`'s future polled with `id` as the run its awaits belong to, so that the glue can end
+/// those an aborted run waits on too long (`abortGraceMs`, loop.js `boundAwaits`).
+pub struct InRun<'a, T> {
+    pub id: u32,
+    pub run: futures::future::LocalBoxFuture<'a, T>,
+}
+
+impl<T> Future for InRun<'_, T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let outer = RUN.with(|r| r.replace(self.id));
+        let out = self.run.as_mut().poll(cx);
+        RUN.with(|r| r.set(outer));
+        out
     }
 }
 

@@ -46,6 +46,11 @@ export const IMPROVEMENTS = [
     apply() {},
   },
   {
+    rule: 'abortGraceMs',
+    what: 'An aborted run stops waiting for a Promise of the caller\'s that has not settled abortGraceMs after the abort; pi waits forever (abort-grace.test.mjs).',
+    apply() {},
+  },
+  {
     rule: 'hook values',
     what: 'A hook returning a value of the wrong type fails the run with a clear error where pi would pass it on (see agent/hook_values.rs).',
     apply() {},

@@ -41,6 +41,20 @@ globalThis.fetch = (input, init) => {
 }
 
 const RUNS = {
+  /** An aborted run stops waiting for a tool that never ends (docs/errors.md, abortGraceMs). */
+  async 'abort-grace'(file) {
+    const server = await startOpenAIServer((body) => (hasToolResult(body) ? textChunks('never sent') : toolCallChunks('call_1', 'wait', {})));
+    try {
+      const t0 = Date.now();
+      const out = await node(file, { LLM_BASE_URL: server.baseUrl });
+      assert.deepEqual(out, ['true Operation aborted: not settled 200 ms after the abort (abortGraceMs)', 'false']);
+      assert.ok(Date.now() - t0 >= 250, 'it waited for the grace');
+      // The aborted run asked the model nothing more after the tool call.
+      assert.equal(server.requests.length, 1);
+    } finally {
+      await server.close();
+    }
+  },
   /** The Agent class: a tool, steering from a listener, an abort from a listener
    * (L-145, L-137, L-149). */
   async 'agent-class'(file) {
