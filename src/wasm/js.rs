@@ -349,6 +349,14 @@ pub fn to_json(v: &JsValue, what: &str) -> Result<Option<Value>, Unreadable> {
 /// A JSON value as a fresh JS value (lone surrogates restored: crate::json; `-0` kept), each
 /// host value within it ([`JsHost`]) the host's own value, unread.
 pub fn from_json(v: &Value) -> JsValue {
+    // A primitive is made directly (no JSON text, no `JSON.parse` crossing).
+    match v {
+        Value::Null => return JsValue::NULL,
+        Value::Bool(b) => return JsValue::from_bool(*b),
+        Value::Number(n) => return n.as_f64().map_or(JsValue::NULL, JsValue::from_f64),
+        Value::String(s) => return js_str(s),
+        _ => {}
+    }
     if !v.has_host() {
         return JSON::parse(&crate::json::json_for_js(v)).unwrap_or(JsValue::UNDEFINED);
     }
@@ -385,15 +393,6 @@ fn put_hosts(js: &JsValue, v: &Value) {
             .filter(|(_, item)| item.has_host())
             .for_each(|(i, item)| put(JsValue::from_f64(i as f64), item)),
         _ => {}
-    }
-}
-
-/// [`from_json`] of one member: a string made directly, a host value its own object.
-pub fn member_js(v: &Value) -> JsValue {
-    match v {
-        Value::Host(h) => host_js(h),
-        Value::String(s) => js_str(s),
-        _ => from_json(v),
     }
 }
 

@@ -232,10 +232,7 @@ impl Table {
         {
             return None;
         }
-        let m = |k: &str| {
-            o.get_raw(k)
-                .map_or(JsValue::UNDEFINED, super::js::member_js)
-        };
+        let m = |k: &str| o.get_raw(k).map_or(JsValue::UNDEFINED, from_json);
         self.glue
             .tool_result(
                 &m("toolCallId"),
