@@ -18,15 +18,15 @@
 //   getter) still ends the run with its failure message and `agent_end` (pi's own failure
 //   handling throws on it, so prompt() rejects and listeners never see the run end).
 
-import { codedError, getDefaultStreamFn, startRun, CHECKPOINT_VERSION, UNTRACKED } from './loop.js';
+import { codedError, getDefaultStreamFn, startRun, CHECKPOINT_VERSION, UNTRACKED, graceOf, boundAfterRun } from './loop.js';
 import { ToolCallGate, callIds } from './pending.js';
 import { emptyUsage } from './messages.js';
 
-const ROLES = new Set(['system', 'user', 'assistant', 'toolResult']);
-
-/** L-130: the default `convertToLlm` keeps the four LLM roles and drops custom messages. */
+/** L-130: the default `convertToLlm` keeps the four LLM roles and drops custom messages. As
+ * pi's, `role` is read once per comparison (a getter sees the reads pi makes), and string
+ * comparisons cost less than a Set lookup on a transcript filtered every turn. */
 function defaultConvertToLlm(messages) {
-  return messages.filter((m) => ROLES.has(m.role));
+  return messages.filter((m) => m.role === 'system' || m.role === 'user' || m.role === 'assistant' || m.role === 'toolResult');
 }
 
 function defaultModel() {
@@ -216,6 +216,8 @@ export class Agent {
     this.onInterruptedToolCall = o.onInterruptedToolCall;
     this.needsApproval = o.needsApproval;
     this.expiresAfterMs = o.expiresAfterMs;
+    // Not pi's option: a bad value is refused here, not at each run.
+    graceOf(o.abortGraceMs);
     this.abortGraceMs = o.abortGraceMs;
   }
 
@@ -564,10 +566,20 @@ export class Agent {
       errorMessage: readable(() => (error instanceof Error ? error.message : String(error)), UNREADABLE),
       timestamp: Date.now(),
     };
-    await this.#process({ type: 'message_start', message: failure });
-    await this.#process({ type: 'message_end', message: failure });
-    await this.#process({ type: 'turn_end', message: failure, toolResults: [] });
-    await this.#process({ type: 'agent_end', messages: [failure] });
+    // The run has ended, so its bound on what it awaits (abortGraceMs) is not there: an aborted
+    // run's listeners and checkpoints get the same bound here.
+    const signal = this.#run?.controller.signal;
+    let grace;
+    try {
+      grace = graceOf(this.abortGraceMs);
+    } catch {
+      grace = 5000;
+    }
+    const close = (event) => boundAfterRun(this.#process(event), signal, grace);
+    await close({ type: 'message_start', message: failure });
+    await close({ type: 'message_end', message: failure });
+    await close({ type: 'turn_end', message: failure, toolResults: [] });
+    await close({ type: 'agent_end', messages: [failure] });
   }
 
   /** L-140/L-141: reduce the event into state, then await each listener in order. */

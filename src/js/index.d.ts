@@ -538,6 +538,8 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
    * before it goes on as if that Promise had rejected with an `Operation aborted` error
    * (`code: "aborted"`), where pi would wait forever. A tool's call then gets an error result;
    * a stream, hook or listener ends the run as its rejection would. `Infinity` waits as pi does.
+   * A number of at least 0 (`undefined` or `null`: 5000); anything else is `invalid_input`.
+   * The bound starts at the signal's `abort` event. See docs/errors.md.
    */
   abortGraceMs?: number;
 }

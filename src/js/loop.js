@@ -564,36 +564,51 @@ function awaitInto(v, settled, slot, generation, plain, run) {
 }
 
 /** By settle.rs slot: the run and generation `awaitInto` last took it for, and the generation
- * `expireAwaits` saw there; and the settle function. */
+ * `expireAwaits` saw there and when; and the settle function. */
 const RUN_OF = [];
 const GEN_OF = [];
 const SEEN = [];
+const SEEN_AT = [];
 let SETTLED;
 
-/** Called every `ms` once run `id` is aborted: ends each await of the run that was pending at
- * the last call already (so after `ms` to `2 * ms`) as if what it awaited had rejected. An
- * await settled meanwhile is not touched: settle.rs keeps a slot's first settlement and
- * ignores an older generation's. */
+/** Called at run `id`'s abort and every `ms / 4` after: ends each await of the run that has
+ * been pending `ms` since it was first seen (at the abort, or at the call after it began) as
+ * if what it awaited had rejected. An await settled meanwhile is not touched: settle.rs keeps
+ * a slot's first settlement and ignores an older generation's. */
 function expireAwaits(id, ms) {
+  const now = performance.now();
   for (let i = 0; i < RUN_OF.length; i++) {
     if (RUN_OF[i] !== id) continue;
-    if (SEEN[i] !== GEN_OF[i]) SEEN[i] = GEN_OF[i];
-    else SETTLED(i, GEN_OF[i], Object.assign(new Error(`Operation aborted: not settled ${ms} ms after the abort (abortGraceMs)`), { code: 'aborted' }), true);
+    if (SEEN[i] !== GEN_OF[i]) {
+      SEEN[i] = GEN_OF[i];
+      SEEN_AT[i] = now;
+    } else if (now - SEEN_AT[i] >= ms) {
+      SETTLED(i, GEN_OF[i], Object.assign(new Error(`Operation aborted: not settled ${ms} ms after the abort (abortGraceMs)`), { code: 'aborted' }), true);
+    }
   }
 }
 
+/** `ms` as `abortGraceMs` takes it: 5000 for undefined or null; throws `invalid_input` for
+ * anything but a number of at least 0. */
+export function graceOf(ms) {
+  ms ??= 5000;
+  if (typeof ms !== 'number' || !(ms >= 0)) throw invalidInput('abortGraceMs must be a number of milliseconds, at least 0 (or undefined for 5000)');
+  return ms;
+}
+
 /**
- * Arms `abortGraceMs` (5000 by default) for run `id`: from `signal`'s abort on, what the run
- * awaits of the caller's (a tool, the stream, a hook, a listener) is ended by `expireAwaits`,
- * where pi would wait forever. Returns what disarms it (at the run's end), or `undefined` when
- * there is nothing to arm; throws `invalid_input` for a bad `ms`.
+ * Arms `abortGraceMs` for run `id`: from `signal`'s abort event on, what the run awaits of the
+ * caller's (a tool, the stream, a hook, a listener) is ended by `expireAwaits` after `ms`
+ * (up to a quarter more for an await begun after the abort), where pi would wait forever.
+ * Returns what disarms it (at the run's end), or `undefined` when there is nothing to arm.
  */
-function boundAwaits(id, signal, ms = 5000) {
-  if (typeof ms !== 'number' || !(ms >= 0)) throw invalidInput('config.abortGraceMs must be a number of milliseconds, at least 0');
+function boundAwaits(id, signal, ms) {
   if (ms === Infinity || signal == null) return undefined;
   let timer;
   const start = () => {
-    timer ??= setInterval(expireAwaits, Math.min(ms, MAX_DELAY), id, ms);
+    if (timer !== undefined) return;
+    expireAwaits(id, ms);
+    timer = setInterval(expireAwaits, Math.min(ms / 4, MAX_DELAY), id, ms);
   };
   // A signal whose reads throw fails where pi's reads of it fail; it gets no bound here.
   try {
@@ -606,6 +621,18 @@ function boundAwaits(id, signal, ms = 5000) {
       signal.removeEventListener?.('abort', start);
     } catch {}
   };
+}
+
+/** `promise` as an aborted `Agent` awaits it after its run ended (its failure message's
+ * listeners and checkpoints): rejected with the `aborted` error once it has not settled `ms`
+ * after `signal`'s abort. Not aborted, or no bound: `promise` itself. */
+export function boundAfterRun(promise, signal, ms) {
+  if (signal?.aborted !== true || ms === Infinity) return promise;
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`Operation aborted: not settled ${ms} ms after the abort (abortGraceMs)`), { code: 'aborted' })), Math.min(ms, MAX_DELAY));
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** `reader.read()` of a response body (fetch.rs `BodyReader`). */
@@ -810,7 +837,7 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   }
   let disarm;
   try {
-    disarm = boundAwaits(id, signal, abortGraceMs);
+    disarm = boundAwaits(id, signal, graceOf(abortGraceMs));
   } catch (error) {
     return Promise.reject(error);
   }

@@ -13,6 +13,8 @@ import { createAssistantMessageEventStream as piStream } from '@earendil-works/p
 const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 const model = { id: 'm', api: 'a', provider: 'p' };
 const never = () => new Promise(() => {});
+/** A regression here would hang: each test fails after this long instead. */
+const T = { timeout: 20_000 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** A stream function: the tool calls `calls` first, then a text answer. */
@@ -37,7 +39,7 @@ const results = (messages) => messages.filter((m) => m.role === 'toolResult').ma
 /** The timers Node has pending (a bound left armed would keep a process alive). */
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
-test('runAgentLoop: a tool that never settles gets an error result abortGraceMs after the abort; the batch\'s other tool keeps its own, and every message is in agent_end', async () => {
+test('runAgentLoop: a tool that never settles gets an error result abortGraceMs after the abort; the batch\'s other tool keeps its own, and every message is in agent_end', T, async () => {
   const controller = new AbortController();
   const events = [];
   const tools = [
@@ -64,7 +66,7 @@ test('runAgentLoop: a tool that never settles gets an error result abortGraceMs 
   assert.equal(timers(), before, 'no timer is left armed after the run');
 });
 
-test('pi 1.6.0 waits forever in the same run (the difference this bound makes)', async () => {
+test('pi 1.6.0 waits forever in the same run (the difference this bound makes)', T, async () => {
   const controller = new AbortController();
   let ended = false;
   const tools = [tool('hang', () => { setTimeout(() => controller.abort(), 5); return never(); })];
@@ -74,7 +76,7 @@ test('pi 1.6.0 waits forever in the same run (the difference this bound makes)',
   assert.equal(ended, false);
 });
 
-test('runAgentLoop: a stream function whose Promise never settles, and one whose iteration never ends, reject the run after the grace', async () => {
+test('runAgentLoop: a stream function whose Promise never settles, and one whose iteration never ends, reject the run after the grace', T, async () => {
   for (const streamFn of [never, () => ({ [Symbol.asyncIterator]: () => ({ next: never }), result: never })]) {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 5);
@@ -85,7 +87,7 @@ test('runAgentLoop: a stream function whose Promise never settles, and one whose
   }
 });
 
-test('runAgentLoop: a listener and a beforeToolCall hook that never settle after the abort', async () => {
+test('runAgentLoop: a listener and a beforeToolCall hook that never settle after the abort', T, async () => {
   // The listener: its Promise for `turn_end` never settles.
   const controller = new AbortController();
   const run = runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool('t', async () => ok('r'))] },
@@ -103,7 +105,7 @@ test('runAgentLoop: a listener and a beforeToolCall hook that never settle after
   assert.match(text, /Operation aborted/);
 });
 
-test('a tool that ends within the grace gives its own result, as in pi; without an abort nothing is bounded', async () => {
+test('a tool that ends within the grace gives its own result, as in pi; without an abort nothing is bounded', T, async () => {
   const controller = new AbortController();
   const messages = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool('slow', (_id, _a, signal) => new Promise((resolve) => {
     signal.addEventListener('abort', () => setTimeout(() => resolve(ok('cleaned up')), 20));
@@ -116,7 +118,7 @@ test('a tool that ends within the grace gives its own result, as in pi; without 
   assert.deepEqual(results(slow), [['s1', false, 'late']]);
 });
 
-test('abortGraceMs: Infinity waits as pi does; a bad value is invalid_input', async () => {
+test('abortGraceMs: Infinity waits as pi does; a bad value is invalid_input', T, async () => {
   const controller = new AbortController();
   let finish;
   let ended = false;
@@ -134,13 +136,15 @@ test('abortGraceMs: Infinity waits as pi does; a bad value is invalid_input', as
       (error) => error.code === 'invalid_input' && /abortGraceMs must be a number of milliseconds/.test(error.message),
     );
     assert.deepEqual(events, [], 'nothing ran');
+    // The Agent refuses it at once.
+    assert.throws(() => new Agent({ initialState: { model }, streamFn: scripted([]), abortGraceMs: bad }), (error) => error.code === 'invalid_input');
   }
   // null, as undefined: the default.
   const messages = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model, convertToLlm: (m) => m, abortGraceMs: null }, () => {}, undefined, scripted([]));
   assert.equal(messages.length, 2);
 });
 
-test('two runs at once: only the aborted one\'s awaits are ended', async () => {
+test('two runs at once: only the aborted one\'s awaits are ended', T, async () => {
   const aborted = new AbortController();
   const live = new AbortController();
   const a = runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool('hang', () => { aborted.abort(); return never(); })] },
@@ -152,7 +156,7 @@ test('two runs at once: only the aborted one\'s awaits are ended', async () => {
   assert.deepEqual(results(mb), [['b1', false, 'b done']]);
 });
 
-test('Agent: abort() while a tool never settles ends the run, and the next prompt runs', async () => {
+test('Agent: abort() while a tool never settles ends the run, and the next prompt runs', T, async () => {
   let calls = 0;
   const agent = new Agent({
     initialState: { model, tools: [tool('hang', () => (calls++ === 0 ? never() : Promise.resolve(ok('second time'))))] },
@@ -172,4 +176,50 @@ test('Agent: abort() while a tool never settles ends the run, and the next promp
   agent.streamFunction = scripted([['h2', 'hang']]);
   await agent.prompt('again');
   assert.deepEqual(results(agent.state.messages).at(-1), ['h2', false, 'second time']);
+});
+
+test('the grace is abortGraceMs from the abort, not twice that (outside tester)', T, async () => {
+  const grace = 400;
+  const controller = new AbortController();
+  let abortedAt;
+  let endedAt;
+  const tools = [tool('hang', () => { setTimeout(() => { abortedAt = performance.now(); controller.abort(); }, 5); return never(); })];
+  await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools }, { model, convertToLlm: (m) => m, abortGraceMs: grace },
+    (e) => { if (e.type === 'tool_execution_end') endedAt = performance.now(); }, controller.signal, scripted([['h1', 'hang']]));
+  const waited = endedAt - abortedAt;
+  // At least the grace; well before twice it (timers on a busy machine run late, not early).
+  assert.ok(waited >= grace - 1, `ended ${waited} ms after the abort`);
+  assert.ok(waited < grace * 1.75, `ended ${waited} ms after the abort, for a grace of ${grace}`);
+});
+
+test('Agent: a listener that hangs again on the failure message\'s events after the abort: prompt() rejects with the aborted error, and the agent is idle and usable (outside tester)', T, async () => {
+  let hang = true;
+  const agent = new Agent({ initialState: { model }, streamFn: scripted([]), abortGraceMs: 30 });
+  agent.subscribe((e) => {
+    // The answer's message_end, then the failure message's own.
+    if (hang && e.type === 'message_end' && e.message.role === 'assistant') {
+      agent.abort();
+      return never();
+    }
+    return undefined;
+  });
+  await assert.rejects(agent.prompt('hi'), (error) => error.code === 'aborted');
+  assert.equal(agent.state.isStreaming, false);
+  await agent.waitForIdle();
+  hang = false;
+  await agent.prompt('again');
+  assert.equal(agent.state.messages.at(-1).content[0].text, 'done');
+});
+
+test('Agent: an onCheckpoint that hangs on every call after the abort does not keep the agent busy', T, async () => {
+  let aborted = false;
+  const agent = new Agent({
+    initialState: { model, tools: [tool('t', T, async () => { agent.abort(); aborted = true; return ok('r'); })] },
+    streamFn: scripted([['c1', 't']]),
+    abortGraceMs: 30,
+    onCheckpoint: () => (aborted ? never() : undefined),
+  });
+  await agent.prompt('go').catch((error) => assert.equal(error.code, 'aborted'));
+  assert.equal(agent.state.isStreaming, false);
+  await agent.waitForIdle();
 });
