@@ -55,8 +55,14 @@ class Response {
   #terminal = false;
 
   constructor(stream, emit) {
+    // As pi's `for await`, a TypeError; this one says what the stream function gave.
+    const iterate = stream?.[Symbol.asyncIterator];
+    if (typeof iterate !== 'function') {
+      const got = stream === null ? 'null' : Array.isArray(stream) ? 'an array' : typeof stream;
+      throw new TypeError(`The stream function's result is not an event stream (an AssistantMessageEventStream, or an async iterable with result()): got ${got}`);
+    }
     this.#stream = stream;
-    this.#iterator = stream[Symbol.asyncIterator]();
+    this.#iterator = iterate.call(stream);
     this.#emit = emit;
   }
 

@@ -317,3 +317,13 @@ test('a retry wait over a signal whose removeEventListener getter throws ends, w
   const out = await settle(() => ours.runAgentLoop([user()], { messages: [] }, { model, apiKey: 'k', maxRetries: 1, maxRetryDelayMs: 10, convertToLlm: (m) => m }, () => {}, signal, ours.streamSimple));
   assert.equal(out.value.at(-1).errorMessage, '500 busy');
 });
+
+test('a stream function that gives no event stream: both reject with a TypeError; ours names what it gave (pi: "response is not async iterable")', async () => {
+  for (const [given, got] of [[undefined, 'undefined'], [null, 'null'], [5, 'number'], [{}, 'object'], [[], 'an array'], [Promise.resolve('x'), 'string']]) {
+    for (const impl of [pi, ours]) {
+      const out = await settle(() => impl.runAgentLoop([user()], { messages: [] }, config, () => {}, undefined, () => given));
+      assert.ok(out.error instanceof TypeError, `${impl === pi ? 'pi' : 'ours'}: ${out.error}`);
+      if (impl === ours) assert.equal(out.error.message, `The stream function's result is not an event stream (an AssistantMessageEventStream, or an async iterable with result()): got ${got}`);
+    }
+  }
+});
