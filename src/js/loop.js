@@ -59,7 +59,7 @@ class Response {
     const iterate = stream?.[Symbol.asyncIterator];
     if (typeof iterate !== 'function') {
       const got = stream === null ? 'null' : Array.isArray(stream) ? 'an array' : typeof stream;
-      throw new TypeError(`The stream function's result is not an event stream (an AssistantMessageEventStream, or an async iterable with result()): got ${got}`);
+      throw new TypeError(`The stream function's result is not an event stream: got ${got}`);
     }
     this.#stream = stream;
     this.#iterator = iterate.call(stream);
@@ -589,10 +589,13 @@ function expireAwaits(id, ms) {
       SEEN[i] = GEN_OF[i];
       SEEN_AT[i] = now;
     } else if (now - SEEN_AT[i] >= ms) {
-      SETTLED(i, GEN_OF[i], Object.assign(new Error(`Operation aborted: not settled ${ms} ms after the abort (abortGraceMs)`), { code: 'aborted' }), true);
+      SETTLED(i, GEN_OF[i], abortedError(ms), true);
     }
   }
 }
+
+/** What an await of an aborted run that did not settle within `ms` ends with. */
+const abortedError = (ms) => codedError('aborted', `Operation aborted: not settled ${ms} ms after the abort (abortGraceMs)`);
 
 /** `ms` as `abortGraceMs` takes it: 5000 for undefined or null; throws `invalid_input` for
  * anything but a number of at least 0. */
@@ -636,7 +639,7 @@ export function boundAfterRun(promise, signal, ms) {
   if (signal?.aborted !== true || ms === Infinity) return promise;
   let timer;
   const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`Operation aborted: not settled ${ms} ms after the abort (abortGraceMs)`), { code: 'aborted' })), Math.min(ms, MAX_DELAY));
+    timer = setTimeout(() => reject(abortedError(ms)), Math.min(ms, MAX_DELAY));
   });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
