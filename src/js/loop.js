@@ -172,6 +172,43 @@ function jsonArguments(message) {
   return marked ? { ...message, content: blocks } : undefined;
 }
 
+/** Keeps the tool call blocks of a stream's final message on the run's glue, by id: pi's
+ * tool hooks get these very objects as `toolCall`, and its tool execution events their
+ * `arguments`. An id used twice is left out; a message whose reads throw keeps none (the
+ * core's copies are used then). */
+function callBlocks(message) {
+  const byId = Object.create(null);
+  try {
+    for (const block of message.content) {
+      if (block?.type !== 'toolCall' || typeof block.id !== 'string') continue;
+      byId[block.id] = block.id in byId ? undefined : block;
+    }
+  } catch {
+    this.blocks = undefined;
+    return;
+  }
+  this.blocks = byId;
+}
+
+/** pi's `args` in tool call `id`'s execution events: its block's `arguments`, read now (a
+ * read that throws gives the core's copy `args`: the call's error result names the cause);
+ * `args` when the run's response has no such block. */
+function argumentsOf(glue, id, args) {
+  const block = glue.blocks?.[id];
+  if (block === undefined) return args;
+  try {
+    return block.arguments;
+  } catch {
+    return args;
+  }
+}
+
+/** pi's context object of a tool hook; `toolCall` is the response's own block with the id of
+ * the core's `toolCall` when there is one. */
+function toolHookContext(assistantMessage, toolCall, args, context) {
+  return { assistantMessage, toolCall: this.blocks?.[toolCall?.id] ?? toolCall, args, context };
+}
+
 /** The most items read from one array: far above any real transcript or tool list, and
  * below what would exhaust memory (a Proxy may claim a length of 2^32 - 1). */
 const MAX_ITEMS = 2 ** 24;
@@ -661,8 +698,8 @@ function emitEvent(emit, kind, a, b, c, d, e) {
   const type = EVENT_TYPES[kind];
   switch (kind) {
     case E.message_start: case E.message_end: return emit({ type, message: a });
-    case E.tool_execution_start: return emit({ type, toolCallId: a, toolName: b, args: c });
-    case E.tool_execution_update: return emit({ type, toolCallId: a, toolName: b, args: c, partialResult: d });
+    case E.tool_execution_start: return emit({ type, toolCallId: a, toolName: b, args: argumentsOf(this, a, c) });
+    case E.tool_execution_update: return emit({ type, toolCallId: a, toolName: b, args: argumentsOf(this, a, c), partialResult: d });
     case E.tool_execution_end: return emit(e === undefined
       ? { type, toolCallId: a, toolName: b, result: c, isError: d }
       : { type, toolCallId: a, toolName: b, result: c, isError: d, durationMs: e });
@@ -692,7 +729,7 @@ function executeTool(tool, id, args, signal, onUpdate) {
   return tool.execute(id, args, signal, onUpdate);
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, sleep, deadline, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, toolHookContext, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, sleep, deadline, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

@@ -91,6 +91,22 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = jsonArguments)]
     pub fn json_arguments(this: &Glue, message: &JsValue) -> Result<JsValue, JsValue>;
 
+    /// Keeps the tool call blocks of a stream's final message, by id, for the run's tool
+    /// execution events and tool hooks (pi gives them these very objects).
+    #[wasm_bindgen(method, js_name = callBlocks)]
+    pub fn call_blocks(this: &Glue, message: &JsValue);
+
+    /// `{ assistantMessage, toolCall, args, context }` for a tool hook, `toolCall` the
+    /// response's own block with that id when there is one.
+    #[wasm_bindgen(method, js_name = toolHookContext)]
+    pub fn tool_hook_context(
+        this: &Glue,
+        assistant_message: &JsValue,
+        tool_call: &JsValue,
+        args: &JsValue,
+        context: &JsValue,
+    ) -> js_sys::Object;
+
     /// The items of a caller's array as a fresh array, or `undefined` for no array.
     #[wasm_bindgen(method, catch)]
     pub fn items(this: &Glue, value: &JsValue, what: &JsValue) -> Result<JsValue, JsValue>;
@@ -201,7 +217,7 @@ extern "C" {
     /// `await v` for settle.rs: for a thenable (or any value, with `plain`), calls
     /// `settled(slot, generation, value, rejected)` when `await` would resume, and gives
     /// `true`; `false` for any other value. A throwing `then` getter throws. `run` is the
-    /// run it belongs to (`settle::in_run`), 0 for none.
+    /// run it belongs to (`settle::InRun`), 0 for none.
     #[wasm_bindgen(method, catch, js_name = awaitInto)]
     pub fn await_into(
         this: &Glue,

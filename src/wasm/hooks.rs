@@ -238,16 +238,13 @@ impl JsHooks {
         if !self.has(name) {
             return None;
         }
-        let o = Object::new();
-        set(
-            &o,
-            "assistantMessage",
-            &self.table.to_js(call.assistant_message),
-        );
-        set(&o, "toolCall", &self.table.to_js(call.tool_call));
-        set(&o, "args", &self.table.to_js(call.args));
         let args = self.context_js(call.context).map(|c| {
-            set(&o, "context", &c);
+            let o = self.table.glue().tool_hook_context(
+                &self.table.to_js(call.assistant_message),
+                &self.table.to_js(call.tool_call),
+                &self.table.to_js(call.args),
+                &c,
+            );
             extra(&o);
             vec![o.into(), self.signal.clone()]
         });

@@ -109,7 +109,7 @@ pub struct Settling {
 }
 
 thread_local! {
-    /// The run ([`in_run`]) being polled now; 0 for none.
+    /// The run ([`InRun`]) being polled now; 0 for none.
     static RUN: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     /// The glue whose `awaitInto` every await goes through: each entry point's (they share
     /// it), installed when its run's table is made (table.rs).

@@ -245,3 +245,48 @@ test('a stream result that is no message object ends the run with an error messa
     assert.equal(ends.at(-1), last);
   }
 });
+
+test('a tool call\'s own objects, as pi: tool_execution_start and _update carry its block\'s `arguments`, and beforeToolCall, afterToolCall get the block itself as `toolCall` (parallel and sequential, ids used twice)', async () => {
+  const seen = async (name, mode, ids) => {
+    const { run: runLoop, stream } = IMPLS[name];
+    let n = 0;
+    let blocks;
+    const streamFn = () => {
+      const s = stream();
+      const first = n++ === 0;
+      const content = first ? ids.map((id, i) => ({ type: 'toolCall', id, name: 't', arguments: { i } })) : [{ type: 'text', text: 'ok' }];
+      if (first) blocks = content;
+      const m = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content, stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
+      queueMicrotask(() => {
+        s.push({ type: 'start', partial: m });
+        s.push({ type: 'done', reason: m.stopReason, message: m });
+      });
+      return s;
+    };
+    const out = [];
+    const tool = { name: 't', label: 't', description: 't', parameters: { type: 'object' }, executionMode: mode,
+      execute: async (_id, _args, _signal, onUpdate) => { onUpdate({ content: [], details: {} }); return { content: [{ type: 'text', text: 'r' }], details: {} }; } };
+    const index = (v) => blocks.findIndex((b) => b === v || b.arguments === v);
+    await runLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] }, {
+      model, convertToLlm: (m) => m,
+      beforeToolCall: (ctx) => { out.push(['before', ctx.toolCall.id, index(ctx.toolCall), ctx.args === ctx.toolCall.arguments]); },
+      afterToolCall: (ctx) => { out.push(['after', ctx.toolCall.id, index(ctx.toolCall)]); },
+    }, (e) => {
+      if (e.type === 'tool_execution_start' || e.type === 'tool_execution_update') out.push([e.type, e.toolCallId, index(e.args)]);
+    }, undefined, streamFn);
+    return out;
+  };
+  for (const mode of ['parallel', 'sequential']) {
+    for (const ids of [['c1', 'c2'], ['c1', 'c1']]) {
+      const [o, p] = [await seen('ours', mode, ids), await seen('pi', mode, ids)];
+      if (ids[0] !== ids[1]) {
+        assert.deepEqual(o, p, `${mode} ${ids}`);
+        assert.ok(p.some(([kind, , at]) => kind === 'tool_execution_start' && at >= 0), 'pi gives the block\'s own arguments');
+      } else {
+        // Two calls with one id: pi gives each its own block; ours cannot tell them apart by
+        // id and gives copies (index -1) rather than the wrong one.
+        assert.ok(o.every(([, , at]) => at === -1 || at === undefined), `${mode} ${JSON.stringify(o)}`);
+      }
+    }
+  }
+});
