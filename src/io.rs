@@ -216,9 +216,10 @@ pub trait Tool {
     fn parameters(&self) -> &Value;
     /// L-26: `{ name, description, parameters (JSON-normalised), constrainedSampling? }`.
     fn declaration(&self) -> Value;
-    /// L-97: `prepareArguments(raw)`. `None` when the tool has none or it returned the very
-    /// same object; `Some(Ok(new))` for new arguments; `Some(Err)` when it threw.
-    fn prepare_arguments(&self, _raw: &Value) -> Option<HostResult<Value>> {
+    /// L-97: `prepareArguments(call.arguments)` for tool call `call`. `None` when the tool
+    /// has none (or leaves the arguments as they are); `Some(Ok(args))` for the arguments to
+    /// validate; `Some(Err)` when it threw.
+    fn prepare_arguments(&self, _call: &Rc<Value>) -> Option<HostResult<Value>> {
         None
     }
     /// L-103: `execute(toolCallId, params, signal, onUpdate)`. `Ok` is the result object as

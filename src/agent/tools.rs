@@ -147,12 +147,12 @@ async fn prepare(
 /// L-97/L-98: `prepareArguments` on the raw arguments, then validation of the prepared call.
 fn prepare_and_validate(
     tool: &dyn Tool,
-    call: &Value,
+    call: &Rc<Value>,
     patterns: &dyn Patterns,
 ) -> std::result::Result<Value, String> {
     let prepared;
-    let call = match tool.prepare_arguments(call.get("arguments").unwrap_or(&Value::Null)) {
-        None => call,
+    let call = match tool.prepare_arguments(call) {
+        None => &**call,
         Some(Err(thrown)) => return Err(thrown.message),
         Some(Ok(args)) => {
             let mut copy = call.as_object().cloned().unwrap_or_default();

@@ -203,6 +203,12 @@ function argumentsOf(glue, id, args) {
   }
 }
 
+/** `tool.prepareArguments` (`f`) as pi calls it: with the call's own `arguments` (the
+ * response's block with the id of the core's `call`, when there is one). */
+function prepareArguments(f, tool, call) {
+  return f.call(tool, (this.blocks?.[call?.id] ?? call).arguments);
+}
+
 /** pi's context object of a tool hook; `toolCall` is the response's own block with the id of
  * the core's `toolCall` when there is one. */
 function toolHookContext(assistantMessage, toolCall, args, context) {
@@ -729,7 +735,7 @@ function executeTool(tool, id, args, signal, onUpdate) {
   return tool.execute(id, args, signal, onUpdate);
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, toolHookContext, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, sleep, deadline, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, sleep, deadline, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

@@ -96,6 +96,16 @@ extern "C" {
     #[wasm_bindgen(method, js_name = callBlocks)]
     pub fn call_blocks(this: &Glue, message: &JsValue);
 
+    /// `f.call(tool, toolCall.arguments)`, as pi calls `prepareArguments`: with the
+    /// response's own block for that id when there is one.
+    #[wasm_bindgen(method, catch, js_name = prepareArguments)]
+    pub fn prepare_arguments(
+        this: &Glue,
+        f: &js_sys::Function,
+        tool: &JsValue,
+        call: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+
     /// `{ assistantMessage, toolCall, args, context }` for a tool hook, `toolCall` the
     /// response's own block with that id when there is one.
     #[wasm_bindgen(method, js_name = toolHookContext)]

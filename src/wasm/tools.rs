@@ -8,7 +8,7 @@ use crate::json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::error::rejected;
-use super::js::{awaited, call_with, read_fn, to_json};
+use super::js::{awaited, read_fn, to_json};
 use super::table::Table;
 use crate::agent::hook_values;
 use crate::error::{Error, Thrown};
@@ -94,26 +94,22 @@ impl Tool for JsTool {
         self.declaration.clone()
     }
 
-    fn prepare_arguments(&self, raw: &Value) -> Option<HostResult<Value>> {
+    fn prepare_arguments(&self, call: &Rc<Value>) -> Option<HostResult<Value>> {
         // A throwing read is the preparation throwing: an error result (L-101).
         let f = match read_fn(&self.js, "prepareArguments") {
             Ok(f) => f?,
             Err(e) => return Some(Err(e)),
         };
-        let raw_js = super::js::from_json(raw);
-        let out = match call_with(&f, &self.js, &[&raw_js]) {
-            Ok(out) => out,
-            Err(e) => return Some(Err(e)),
-        };
-        // The very same object back means "unchanged" (L-97).
-        if js_sys::Object::is(&out, &raw_js) {
-            return None;
-        }
-        Some(
+        // As pi, with the call's own `arguments` object (the response's block, or the tool
+        // call runToolCall got): what it returns is read as it is now, so a change made in
+        // place counts, as pi validates that very object (L-97).
+        let call = self.table.to_js(call);
+        let out = self.table.glue().prepare_arguments(&f, &self.js, &call);
+        Some(out.map_err(super::js::thrown).and_then(|out| {
             to_json(&out, "prepareArguments' result")
                 .map(|v| v.unwrap_or(Value::Null))
-                .map_err(Thrown::new),
-        )
+                .map_err(Thrown::new)
+        }))
     }
 
     fn execute(

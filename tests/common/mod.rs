@@ -477,7 +477,8 @@ impl Tool for FakeTool {
     fn declaration(&self) -> Value {
         json!({"name": self.name.clone(), "description": format!("the {} tool", self.name), "parameters": &self.parameters})
     }
-    fn prepare_arguments(&self, raw: &Value) -> Option<std::result::Result<Value, Thrown>> {
+    fn prepare_arguments(&self, call: &Rc<Value>) -> Option<std::result::Result<Value, Thrown>> {
+        let raw = call.get("arguments").unwrap_or(&Value::Null);
         self.prepare.as_ref().and_then(|f| f(raw))
     }
     fn replay_safe(&self) -> bool {

@@ -290,3 +290,39 @@ test('a tool call\'s own objects, as pi: tool_execution_start and _update carry 
     }
   }
 });
+
+test('L-97: prepareArguments gets the call\'s own arguments object, and a change it makes in place counts, as pi (in a run, and in runToolCall)', async () => {
+  for (const name of ['ours', 'pi']) {
+    const core = name === 'ours' ? ours : pi;
+    const { run: runLoop, stream } = IMPLS[name];
+    let n = 0;
+    let block;
+    const streamFn = () => {
+      const s = stream();
+      const first = n++ === 0;
+      const content = first ? [{ type: 'toolCall', id: 'c1', name: 't', arguments: { x: '1' } }] : [{ type: 'text', text: 'ok' }];
+      if (first) block = content[0];
+      const m = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content, stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
+      queueMicrotask(() => {
+        s.push({ type: 'start', partial: m });
+        s.push({ type: 'done', reason: m.stopReason, message: m });
+      });
+      return s;
+    };
+    const got = [];
+    const tool = {
+      name: 't', label: 't', description: 't',
+      parameters: { type: 'object', properties: { x: { type: 'string' }, y: { type: 'number' } }, required: ['y'] },
+      prepareArguments(a) { got.push(a === (block ?? call).arguments); a.y = 5; return a; },
+      execute: async (_id, args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }], details: {} }),
+    };
+    const messages = await runLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] }, { model, convertToLlm: (m) => m }, () => {}, undefined, streamFn);
+    assert.equal(messages.find((m) => m.role === 'toolResult').content[0].text, '{"x":"1","y":5}', name);
+    // runToolCall: the toolCall object the caller gave.
+    block = undefined;
+    const call = { type: 'toolCall', id: 'c2', name: 't', arguments: { x: '2' } };
+    const out = await core.runToolCall(call, { assistantMessage: { role: 'assistant', content: [call] }, context: { messages: [], tools: [tool] }, tools: [tool] });
+    assert.equal(out.result.content[0].text, '{"x":"2","y":5}', name);
+    assert.deepEqual(got, [true, true], name);
+  }
+});
