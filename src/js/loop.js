@@ -172,13 +172,14 @@ function jsonArguments(message) {
   return marked ? { ...message, content: blocks } : undefined;
 }
 
-/** Keeps the tool call blocks of a stream's final message on the run's glue, by id: pi's
- * tool hooks get these very objects as `toolCall`, and its tool execution events their
- * `arguments`. An id used twice is left out; a message whose reads throw keeps none (the
- * core's copies are used then). */
+/** At an assistant message's `message_end`, keeps its tool call blocks on the run's glue, by
+ * id: pi's tool hooks get these very objects as `toolCall`, and its tool execution events
+ * their `arguments`. An id used twice is left out; a message whose reads throw keeps none
+ * (the core's copies are used then). */
 function callBlocks(message) {
   const byId = Object.create(null);
   try {
+    if (message.role !== 'assistant') return;
     for (const block of message.content) {
       if (block?.type !== 'toolCall' || typeof block.id !== 'string') continue;
       byId[block.id] = block.id in byId ? undefined : block;

@@ -91,8 +91,8 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = jsonArguments)]
     pub fn json_arguments(this: &Glue, message: &JsValue) -> Result<JsValue, JsValue>;
 
-    /// Keeps the tool call blocks of a stream's final message, by id, for the run's tool
-    /// execution events and tool hooks (pi gives them these very objects).
+    /// At a `message_end`, keeps an assistant message's tool call blocks, by id, for the
+    /// run's tool execution events and tool hooks (pi gives them these very objects).
     #[wasm_bindgen(method, js_name = callBlocks)]
     pub fn call_blocks(this: &Glue, message: &JsValue);
 

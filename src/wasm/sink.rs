@@ -47,7 +47,13 @@ fn deliver(t: &Table, emit: &Function, event: &AgentEvent) -> Result<JsValue, Th
             call(&u, &u, &u, &u, &u)
         }
         AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
-            call(&t.to_js(message), &u, &u, &u, &u)
+            let js = t.to_js(message);
+            // The response's tool calls, as the run's events and hooks show them (loop.js
+            // `callBlocks`): the blocks of the very message listeners get, as pi's.
+            if matches!(event, AgentEvent::MessageEnd { .. }) {
+                glue.call_blocks(&js);
+            }
+            call(&js, &u, &u, &u, &u)
         }
         AgentEvent::ToolExecutionStart {
             tool_call_id,

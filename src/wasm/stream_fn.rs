@@ -139,7 +139,6 @@ impl AssistantStream for JsResponse {
             // Only a message object is copied with its `thinkingLevel` (a result that is
             // none is replaced by an error message the core makes).
             if m.is_object() {
-                self.table.glue().call_blocks(&r);
                 self.final_js = Some(r);
             }
             Ok(Some(m))

@@ -8,6 +8,8 @@ import * as ours from 'pi-agent-wasm';
 import * as pi from '@earendil-works/pi-agent-core';
 import { createAssistantMessageEventStream as piStream } from '@earendil-works/pi-ai';
 import { answer, usage } from './shared/scripted-loop.mjs';
+import { streamSimple as piStreamSimple } from '@earendil-works/pi-ai/compat';
+import { startOpenAIServer, textChunks, toolCallChunks } from './shared/openai-server.mjs';
 
 const IMPLS = {
   ours: { run: ours.runAgentLoop, stream: ours.createAssistantMessageEventStream },
@@ -324,5 +326,27 @@ test('L-97: prepareArguments gets the call\'s own arguments object, and a change
     const out = await core.runToolCall(call, { assistantMessage: { role: 'assistant', content: [call] }, context: { messages: [], tools: [tool] }, tools: [tool] });
     assert.equal(out.result.content[0].text, '{"x":"2","y":5}', name);
     assert.deepEqual(got, [true, true], name);
+  }
+});
+
+test('with a built-in provider too, tool_execution_start carries the block\'s own `arguments` of the message listeners got, and beforeToolCall the block, as pi with pi-ai', async () => {
+  const server = await startOpenAIServer((body) => (body.messages.some((m) => m.role === 'tool') ? textChunks('done') : toolCallChunks('call_1', 't', { x: 1 })));
+  try {
+    const llm = { id: 'm', name: 'm', api: 'openai-completions', provider: 'p', baseUrl: server.baseUrl, reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e6, maxTokens: 1e4, compat: { supportsStore: false } };
+    for (const [name, core, streamFn] of [['ours', ours, undefined], ['pi', pi, piStreamSimple]]) {
+      const seen = {};
+      const tool = { name: 't', label: 't', description: 't', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'r' }], details: {} }) };
+      await core.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] }, {
+        model: llm, apiKey: 'k', convertToLlm: (m) => m, beforeToolCall: (ctx) => { seen.before = ctx.toolCall; },
+      }, (e) => {
+        if (e.type === 'tool_execution_start') seen.start = e.args;
+        if (e.type === 'message_end' && e.message.role === 'assistant') seen.end ??= e.message;
+      }, undefined, streamFn);
+      const block = seen.end.content.find((b) => b.type === 'toolCall');
+      assert.equal(seen.start, block.arguments, name);
+      assert.equal(seen.before, block, name);
+    }
+  } finally {
+    await server.close();
   }
 });
