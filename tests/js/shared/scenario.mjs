@@ -532,6 +532,8 @@ export function inPlaceHooks(config, inPlace) {
     config[name] = function (...args) {
       const context = contextOf(args);
       seen.push(`${name}:${id(context)}:${id(context?.messages)}`);
+      // A tool hook's `toolCall` is the response's block itself, its `args` the validated copy.
+      if (name.endsWith('ToolCall')) seen.push(`${name}:toolCall ${id(args[0]?.toolCall)}:args ${id(args[0]?.args)}`);
       change(context, what);
       return inner === undefined ? undefined : inner.apply(this, args);
     };
@@ -553,8 +555,18 @@ export function inPlaceHooks(config, inPlace) {
     };
   }
   const event = (e) => {
-    const carried = [e.message, ...(e.messages ?? []), ...(e.toolResults ?? []), e.result].filter((o) => o !== undefined);
+    const carried = [e.message, ...(e.messages ?? []), ...(e.toolResults ?? []), e.result, e.args].filter((o) => o !== undefined);
     if (carried.length > 0) seen.push(`${e.type}:${carried.map(id).join(',')}`);
+    // An answer's tool call blocks and their arguments: the objects pi's tool events and hooks
+    // then carry (a message whose reads throw is left as it is).
+    if (e.type === 'message_end' && e.message?.role === 'assistant') {
+      try {
+        const blocks = Array.isArray(e.message.content) ? e.message.content.filter((b) => b?.type === 'toolCall') : [];
+        if (blocks.length > 0) seen.push(`calls:${blocks.map((b) => `${id(b)}/${id(b.arguments)}`).join(',')}`);
+      } catch {
+        // (as said)
+      }
+    }
   };
   return { seen, event };
 }
