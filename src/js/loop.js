@@ -207,13 +207,18 @@ function argumentsOf(glue, id, args) {
 /** `tool.prepareArguments` (`f`) as pi calls it: with the call's own `arguments` (the
  * response's block with the id of the core's `call`, when there is one). */
 function prepareArguments(f, tool, call) {
-  return f.call(tool, (this.blocks?.[call?.id] ?? call).arguments);
+  const prepared = f.call(tool, (this.blocks?.[call?.id] ?? call).arguments);
+  // pi clones what it returns (structuredClone), which fails the call for a Promise.
+  if (typeof prepared?.then === 'function') throw new TypeError(`prepareArguments returned a Promise; it must return the arguments (pi: "#<Promise> could not be cloned.")`);
+  return prepared;
 }
 
-/** pi's context object of a tool hook; `toolCall` is the response's own block with the id of
- * the core's `toolCall` when there is one. */
-function toolHookContext(assistantMessage, toolCall, args, context) {
-  return { assistantMessage, toolCall: this.blocks?.[toolCall?.id] ?? toolCall, args, context };
+/** pi's context object of a tool hook, in pi's key order (`afterToolCall`'s, with an
+ * `isError`, has `result` and `isError` before `context`); `toolCall` is the response's own
+ * block with the id of the core's `toolCall` when there is one. */
+function toolHookContext(assistantMessage, toolCall, args, context, result, isError) {
+  toolCall = this.blocks?.[toolCall?.id] ?? toolCall;
+  return isError === undefined ? { assistantMessage, toolCall, args, context } : { assistantMessage, toolCall, args, result, isError, context };
 }
 
 /** The most items read from one array: far above any real transcript or tool list, and
@@ -717,18 +722,12 @@ function emitEvent(emit, kind, a, b, c, d, e) {
 }
 
 /** pi's tool result message from the members of one the core made (table.rs
- * `tool_result_js`), in pi's key order; an `undefined` member is left out. */
+ * `tool_result_js`), as pi's createToolResultMessage: its keys in pi's order, each an own key
+ * (`undefined` or not) but `durationMs`, which is there when it is defined. */
 function toolResult(toolCallId, toolName, content, details, usage, isError, durationMs, timestamp) {
-  const m = { role: 'toolResult' };
-  if (toolCallId !== undefined) m.toolCallId = toolCallId;
-  if (toolName !== undefined) m.toolName = toolName;
-  if (content !== undefined) m.content = content;
-  if (details !== undefined) m.details = details;
-  if (usage !== undefined) m.usage = usage;
-  if (isError !== undefined) m.isError = isError;
-  if (durationMs !== undefined) m.durationMs = durationMs;
-  if (timestamp !== undefined) m.timestamp = timestamp;
-  return m;
+  return durationMs === undefined
+    ? { role: 'toolResult', toolCallId, toolName, content, details, usage, isError, timestamp }
+    : { role: 'toolResult', toolCallId, toolName, content, details, usage, isError, durationMs, timestamp };
 }
 
 /** `tool.execute(…)` as pi calls it; a run's own glue may park the call first (pending.js). */

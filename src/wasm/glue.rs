@@ -106,8 +106,9 @@ extern "C" {
         call: &JsValue,
     ) -> Result<JsValue, JsValue>;
 
-    /// `{ assistantMessage, toolCall, args, context }` for a tool hook, `toolCall` the
-    /// response's own block with that id when there is one.
+    /// A tool hook's context object, in pi's key order: `{ assistantMessage, toolCall, args,
+    /// context }`, or with `result` and `isError` (not `undefined`: `afterToolCall`) before
+    /// `context`; `toolCall` the response's own block with that id when there is one.
     #[wasm_bindgen(method, js_name = toolHookContext)]
     pub fn tool_hook_context(
         this: &Glue,
@@ -115,7 +116,9 @@ extern "C" {
         tool_call: &JsValue,
         args: &JsValue,
         context: &JsValue,
-    ) -> js_sys::Object;
+        result: &JsValue,
+        is_error: &JsValue,
+    ) -> JsValue;
 
     /// The items of a caller's array as a fresh array, or `undefined` for no array.
     #[wasm_bindgen(method, catch)]

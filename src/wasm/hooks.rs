@@ -233,20 +233,25 @@ impl JsHooks {
         &'a self,
         name: &'static str,
         call: &ToolCallContext,
-        extra: &dyn Fn(&Object),
+        after: Option<(&Rc<Value>, bool)>,
     ) -> Option<HostFuture<'a, JsValue>> {
         if !self.has(name) {
             return None;
         }
         let args = self.context_js(call.context).map(|c| {
+            let (result, is_error) = after
+                .map_or((JsValue::UNDEFINED, JsValue::UNDEFINED), |(r, e)| {
+                    (self.table.to_js(r), JsValue::from_bool(e))
+                });
             let o = self.table.glue().tool_hook_context(
                 &self.table.to_js(call.assistant_message),
                 &self.table.to_js(call.tool_call),
                 &self.table.to_js(call.args),
                 &c,
+                &result,
+                &is_error,
             );
-            extra(&o);
-            vec![o.into(), self.signal.clone()]
+            vec![o, self.signal.clone()]
         });
         self.hook(name, args)
     }
@@ -458,7 +463,7 @@ impl Hooks for JsHooks {
         &'a self,
         call: ToolCallContext<'a>,
     ) -> Option<HostFuture<'a, Option<BeforeToolCallResult>>> {
-        let f = self.tool_hook("beforeToolCall", &call, &|_| {})?;
+        let f = self.tool_hook("beforeToolCall", &call, None)?;
         Some(Box::pin(async move {
             let v = self.table.view(&f.await?, "block,reason,terminate")?;
             let json = json_of(&v, "beforeToolCall's result")?;
@@ -470,7 +475,7 @@ impl Hooks for JsHooks {
         &'a self,
         call: ToolCallContext<'a>,
     ) -> Option<HostFuture<'a, Option<crate::io::Interrupted>>> {
-        let f = self.tool_hook("onInterruptedToolCall", &call, &|_| {})?;
+        let f = self.tool_hook("onInterruptedToolCall", &call, None)?;
         Some(Box::pin(async move {
             let v = f.await?;
             use crate::io::Interrupted;
@@ -519,10 +524,11 @@ impl Hooks for JsHooks {
             args: call.args,
             context: call.context,
         };
-        let f = self.tool_hook("afterToolCall", &call_context, &|o| {
-            set(o, "result", &self.table.to_js(call.result));
-            set(o, "isError", &JsValue::from_bool(call.is_error));
-        })?;
+        let f = self.tool_hook(
+            "afterToolCall",
+            &call_context,
+            Some((call.result, call.is_error)),
+        )?;
         Some(Box::pin(async move {
             let v = self.table.view(&f.await?, super::tools::RESULT_FIELDS)?;
             // The hook's `content` and `details` stay its own objects, unread (one owner per

@@ -96,7 +96,9 @@ function label(e) {
 /** Without the fields a clock sets. */
 function timeless(m) {
   const { timestamp, durationMs, ...rest } = m;
-  return rest;
+  // As JSON, what a snapshot holds: a toolResult the loop made has pi's own `usage:
+  // undefined`, which a message restored from JSON does not.
+  return JSON.parse(JSON.stringify(rest));
 }
 
 /** Drops the events of a response cut while streaming (a `message_start` of an assistant

@@ -350,3 +350,41 @@ test('with a built-in provider too, tool_execution_start carries the block\'s ow
     await server.close();
   }
 });
+
+test('the objects the loop makes have pi\'s own keys in pi\'s order: a toolResult message (details and usage even when undefined), the tool hooks\' contexts; a prepareArguments that returns a Promise fails the call, as pi', async () => {
+  const record = async (name) => {
+    const { run: runLoop, stream } = IMPLS[name];
+    let n = 0;
+    const streamFn = () => {
+      const s = stream();
+      const first = n++ === 0;
+      const content = first
+        ? [{ type: 'toolCall', id: 'c1', name: 't', arguments: {} }, { type: 'toolCall', id: 'c2', name: 'nope', arguments: {} }, { type: 'toolCall', id: 'c3', name: 'a', arguments: {} }]
+        : [{ type: 'text', text: 'ok' }];
+      const m = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content, stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
+      queueMicrotask(() => {
+        s.push({ type: 'start', partial: m });
+        s.push({ type: 'done', reason: m.stopReason, message: m });
+      });
+      return s;
+    };
+    const tools = [
+      { name: 't', label: 't', description: 't', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'r' }], details: {} }) },
+      { name: 'a', label: 'a', description: 'a', parameters: { type: 'object' }, prepareArguments: async (x) => x, execute: async () => ({ content: [{ type: 'text', text: 'ran' }], details: {} }) },
+    ];
+    const keys = new Set();
+    const messages = await runLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools }, {
+      model, convertToLlm: (m) => m,
+      beforeToolCall: (c) => { keys.add(`before ${Object.keys(c)}`); },
+      afterToolCall: (c) => { keys.add(`after ${Object.keys(c)}`); },
+    }, () => {}, undefined, streamFn);
+    const results = messages.filter((m) => m.role === 'toolResult').map((m) => [m.toolCallId, Object.keys(m).filter((k) => k !== 'durationMs').join(), m.isError]);
+    const promised = messages.find((m) => m.toolCallId === 'c3').content[0].text;
+    return { keys: [...keys], results, promised };
+  };
+  const [o, p] = [await record('ours'), await record('pi')];
+  assert.deepEqual(o.keys, p.keys);
+  assert.deepEqual(o.results, p.results);
+  assert.equal(p.promised, '#<Promise> could not be cloned.');
+  assert.match(o.promised, /^prepareArguments returned a Promise/);
+});
