@@ -248,23 +248,29 @@ test('a stream result that is no message object ends the run with an error messa
   }
 });
 
+/** A stream function of `stream`'s kind: `first` (content blocks) as the first answer, with
+ * `toolUse`, then a text answer; `onFirst` gets the first content array. */
+function twoAnswers(stream, first, onFirst = () => {}) {
+  let n = 0;
+  return () => {
+    const s = stream();
+    const isFirst = n++ === 0;
+    const content = isFirst ? first : [{ type: 'text', text: 'ok' }];
+    if (isFirst) onFirst(content);
+    const m = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content, stopReason: isFirst ? 'toolUse' : 'stop', timestamp: 1 };
+    queueMicrotask(() => {
+      s.push({ type: 'start', partial: m });
+      s.push({ type: 'done', reason: m.stopReason, message: m });
+    });
+    return s;
+  };
+}
+
 test('a tool call\'s own objects, as pi: tool_execution_start and _update carry its block\'s `arguments`, and beforeToolCall, afterToolCall get the block itself as `toolCall` (parallel and sequential, ids used twice)', async () => {
   const seen = async (name, mode, ids) => {
     const { run: runLoop, stream } = IMPLS[name];
-    let n = 0;
     let blocks;
-    const streamFn = () => {
-      const s = stream();
-      const first = n++ === 0;
-      const content = first ? ids.map((id, i) => ({ type: 'toolCall', id, name: 't', arguments: { i } })) : [{ type: 'text', text: 'ok' }];
-      if (first) blocks = content;
-      const m = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content, stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
-      queueMicrotask(() => {
-        s.push({ type: 'start', partial: m });
-        s.push({ type: 'done', reason: m.stopReason, message: m });
-      });
-      return s;
-    };
+    const streamFn = twoAnswers(stream, ids.map((id, i) => ({ type: 'toolCall', id, name: 't', arguments: { i } })), (c) => { blocks = c; });
     const out = [];
     const tool = { name: 't', label: 't', description: 't', parameters: { type: 'object' }, executionMode: mode,
       execute: async (_id, _args, _signal, onUpdate) => { onUpdate({ content: [], details: {} }); return { content: [{ type: 'text', text: 'r' }], details: {} }; } };
@@ -297,20 +303,8 @@ test('L-97: prepareArguments gets the call\'s own arguments object, and a change
   for (const name of ['ours', 'pi']) {
     const core = name === 'ours' ? ours : pi;
     const { run: runLoop, stream } = IMPLS[name];
-    let n = 0;
     let block;
-    const streamFn = () => {
-      const s = stream();
-      const first = n++ === 0;
-      const content = first ? [{ type: 'toolCall', id: 'c1', name: 't', arguments: { x: '1' } }] : [{ type: 'text', text: 'ok' }];
-      if (first) block = content[0];
-      const m = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content, stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
-      queueMicrotask(() => {
-        s.push({ type: 'start', partial: m });
-        s.push({ type: 'done', reason: m.stopReason, message: m });
-      });
-      return s;
-    };
+    const streamFn = twoAnswers(stream, [{ type: 'toolCall', id: 'c1', name: 't', arguments: { x: '1' } }], (c) => { block = c[0]; });
     const got = [];
     const tool = {
       name: 't', label: 't', description: 't',
@@ -354,20 +348,7 @@ test('with a built-in provider too, tool_execution_start carries the block\'s ow
 test('the objects the loop makes have pi\'s own keys in pi\'s order: a toolResult message (details and usage even when undefined), the tool hooks\' contexts; a prepareArguments that returns a Promise fails the call, as pi', async () => {
   const record = async (name) => {
     const { run: runLoop, stream } = IMPLS[name];
-    let n = 0;
-    const streamFn = () => {
-      const s = stream();
-      const first = n++ === 0;
-      const content = first
-        ? [{ type: 'toolCall', id: 'c1', name: 't', arguments: {} }, { type: 'toolCall', id: 'c2', name: 'nope', arguments: {} }, { type: 'toolCall', id: 'c3', name: 'a', arguments: {} }]
-        : [{ type: 'text', text: 'ok' }];
-      const m = { role: 'assistant', api: 'a', provider: 'p', model: 'm', usage, content, stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
-      queueMicrotask(() => {
-        s.push({ type: 'start', partial: m });
-        s.push({ type: 'done', reason: m.stopReason, message: m });
-      });
-      return s;
-    };
+    const streamFn = twoAnswers(stream, [{ type: 'toolCall', id: 'c1', name: 't', arguments: {} }, { type: 'toolCall', id: 'c2', name: 'nope', arguments: {} }, { type: 'toolCall', id: 'c3', name: 'a', arguments: {} }]);
     const tools = [
       { name: 't', label: 't', description: 't', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'r' }], details: {} }) },
       { name: 'a', label: 'a', description: 'a', parameters: { type: 'object' }, prepareArguments: async (x) => x, execute: async () => ({ content: [{ type: 'text', text: 'ran' }], details: {} }) },
