@@ -712,19 +712,41 @@ function emitEvent(emit, kind, a, b, c, d, e) {
     case E.message_start: case E.message_end: return emit({ type, message: a });
     case E.tool_execution_start: return emit({ type, toolCallId: a, toolName: b, args: argumentsOf(this, a, c) });
     case E.tool_execution_update: return emit({ type, toolCallId: a, toolName: b, args: argumentsOf(this, a, c), partialResult: d });
-    case E.tool_execution_end: return emit(e === undefined
+    case E.tool_execution_end:
+      endedWith(this, a, c);
+      return emit(e === undefined
       ? { type, toolCallId: a, toolName: b, result: c, isError: d }
       : { type, toolCallId: a, toolName: b, result: c, isError: d, durationMs: e });
     case E.turn_end: return emit({ type, message: a, toolResults: b });
     case E.agent_end: return emit({ type, messages: a });
+    case E.turn_start:
+      this.ends = undefined;
+      return emit({ type });
     default: return emit({ type });
   }
+}
+
+/** Marks an id that ended twice in a turn: its results cannot be told apart by id. */
+const TWICE = {};
+
+/** Keeps the result object `tool_execution_end` carried for call `id` in this turn, for its
+ * toolResult message (`toolResult`). */
+function endedWith(glue, id, result) {
+  glue.ends ??= new Map();
+  glue.ends.set(id, glue.ends.has(id) ? TWICE : result);
 }
 
 /** pi's tool result message from the members of one the core made (table.rs
  * `tool_result_js`), as pi's createToolResultMessage: its keys in pi's order, each an own key
  * (`undefined` or not) but `durationMs`, which is there when it is defined. */
 function toolResult(toolCallId, toolName, content, details, usage, isError, durationMs, timestamp) {
+  // As pi's, its `content` and `details` are those of the result `tool_execution_end` carried
+  // (an error result the loop made included), not copies.
+  const ended = this.ends?.get(toolCallId);
+  if (ended !== undefined && ended !== TWICE && ended !== null && typeof ended === 'object') {
+    content = ended.content ?? [];
+    details = ended.details;
+  }
   return durationMs === undefined
     ? { role: 'toolResult', toolCallId, toolName, content, details, usage, isError, timestamp }
     : { role: 'toolResult', toolCallId, toolName, content, details, usage, isError, durationMs, timestamp };

@@ -281,6 +281,7 @@ export function runGlue(glue, run) {
   const own = Object.create(glue);
   // The run's own (loop.js callBlocks), never one read through the shared glue.
   own.blocks = undefined;
+  own.ends = undefined;
   own.liveContext = (...a) => (run.live = glue.liveContext(...a));
   own.executeTool = (tool, id, args, signal, onUpdate) => {
     if (!waits(tool) && run.needsApproval === undefined) return tool.execute(id, args, signal, onUpdate);

@@ -369,3 +369,26 @@ test('the objects the loop makes have pi\'s own keys in pi\'s order: a toolResul
   assert.equal(p.promised, '#<Promise> could not be cloned.');
   assert.match(o.promised, /^prepareArguments returned a Promise/);
 });
+
+test('an error result the loop makes: the toolResult message shares tool_execution_end\'s result content and details, so a listener\'s edit there reaches the transcript, as pi (ids used twice keep copies)', async () => {
+  for (const name of ['ours', 'pi']) {
+    const { run: runLoop, stream } = IMPLS[name];
+    const ends = new Map();
+    const tool = { name: 't', label: 't', description: 't', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'r' }], details: { d: 1 } }) };
+    const streamFn = twoAnswers(stream, [{ type: 'toolCall', id: 'c1', name: 'nope', arguments: {} }, { type: 'toolCall', id: 'c2', name: 't', arguments: {} }]);
+    const messages = await runLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] }, { model, convertToLlm: (m) => m }, (e) => {
+      if (e.type !== 'tool_execution_end') return;
+      ends.set(e.toolCallId, e.result);
+      if (e.toolCallId === 'c1') e.result.content[0].text = 'REDACTED';
+    }, undefined, streamFn);
+    for (const m of messages.filter((x) => x.role === 'toolResult')) {
+      assert.equal(m.content, ends.get(m.toolCallId).content, `${name} ${m.toolCallId}`);
+      assert.equal(m.details, ends.get(m.toolCallId).details, `${name} ${m.toolCallId}`);
+    }
+    assert.equal(messages.find((x) => x.toolCallId === 'c1').content[0].text, 'REDACTED', name);
+  }
+  // Two unknown calls with one id: each message keeps its own copy (which end is whose cannot be told).
+  const streamFn = twoAnswers(ours.createAssistantMessageEventStream, [{ type: 'toolCall', id: 'c1', name: 'nope', arguments: {} }, { type: 'toolCall', id: 'c1', name: 'nada', arguments: {} }]);
+  const messages = await ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model, convertToLlm: (m) => m }, () => {}, undefined, streamFn);
+  assert.deepEqual(messages.filter((x) => x.role === 'toolResult').map((m) => m.content[0].text), ['Tool nope not found', 'Tool nada not found']);
+});
