@@ -191,16 +191,16 @@ function callBlocks(message) {
   this.blocks = byId;
 }
 
-/** pi's `args` in tool call `id`'s execution events: its block's `arguments`, read now (a
- * read that throws gives the core's copy `args`: the call's error result names the cause);
- * `args` when the run's response has no such block. */
-function argumentsOf(glue, id, args) {
-  const block = glue.blocks?.[id];
-  if (block === undefined) return args;
+/** pi's `args` in tool call `id`'s execution events: its block's `arguments`, read now;
+ * `undefined` when the run's response has no such block, or the read throws (the core's copy
+ * is used then: the call's error result names the cause). */
+function callArguments(id) {
+  const block = this.blocks?.[id];
+  if (block === undefined) return undefined;
   try {
     return block.arguments;
   } catch {
-    return args;
+    return undefined;
   }
 }
 
@@ -710,8 +710,8 @@ function emitEvent(emit, kind, a, b, c, d, e) {
   const type = EVENT_TYPES[kind];
   switch (kind) {
     case E.message_start: case E.message_end: return emit({ type, message: a });
-    case E.tool_execution_start: return emit({ type, toolCallId: a, toolName: b, args: argumentsOf(this, a, c) });
-    case E.tool_execution_update: return emit({ type, toolCallId: a, toolName: b, args: argumentsOf(this, a, c), partialResult: d });
+    case E.tool_execution_start: return emit({ type, toolCallId: a, toolName: b, args: c });
+    case E.tool_execution_update: return emit({ type, toolCallId: a, toolName: b, args: c, partialResult: d });
     case E.tool_execution_end:
       endedWith(this, a, c);
       return emit(e === undefined
@@ -757,7 +757,7 @@ function executeTool(tool, id, args, signal, onUpdate) {
   return tool.execute(id, args, signal, onUpdate);
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, sleep, deadline, envApiKey, describeError, redact };
+const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, callArguments, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, sleep, deadline, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

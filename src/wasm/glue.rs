@@ -96,6 +96,11 @@ extern "C" {
     #[wasm_bindgen(method, js_name = callBlocks)]
     pub fn call_blocks(this: &Glue, message: &JsValue);
 
+    /// The `arguments` of the kept block of tool call `id` (pi's `args` in its execution
+    /// events), or `undefined` when there is none.
+    #[wasm_bindgen(method, js_name = callArguments)]
+    pub fn call_arguments(this: &Glue, id: &JsValue) -> JsValue;
+
     /// `f.call(tool, toolCall.arguments)`, as pi calls `prepareArguments`: with the
     /// response's own block for that id when there is one.
     #[wasm_bindgen(method, catch, js_name = prepareArguments)]

@@ -55,29 +55,32 @@ fn deliver(t: &Table, emit: &Function, event: &AgentEvent) -> Result<JsValue, Th
             }
             call(&js, &u, &u, &u, &u)
         }
+        // pi's `args` is the call's own `arguments`: converted here only when the response
+        // kept no block for the call (loop.js `callArguments`).
         AgentEvent::ToolExecutionStart {
             tool_call_id,
             tool_name,
             args,
-        } => call(
-            &js_str(tool_call_id),
-            &js_str(tool_name),
-            &t.to_js(args),
-            &u,
-            &u,
-        ),
-        AgentEvent::ToolExecutionUpdate {
+        }
+        | AgentEvent::ToolExecutionUpdate {
             tool_call_id,
             tool_name,
             args,
-            partial_result,
-        } => call(
-            &js_str(tool_call_id),
-            &js_str(tool_name),
-            &t.to_js(args),
-            &t.to_js(partial_result),
-            &u,
-        ),
+            ..
+        } => {
+            let id = js_str(tool_call_id);
+            let own = glue.call_arguments(&id);
+            let args = if own.is_undefined() {
+                t.to_js(args)
+            } else {
+                own
+            };
+            let partial = match event {
+                AgentEvent::ToolExecutionUpdate { partial_result, .. } => t.to_js(partial_result),
+                _ => u.clone(),
+            };
+            call(&id, &js_str(tool_name), &args, &partial, &u)
+        }
         AgentEvent::ToolExecutionEnd {
             tool_call_id,
             tool_name,
