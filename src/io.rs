@@ -78,10 +78,23 @@ pub type Emitter = Rc<dyn Fn(AgentEvent) -> HostResult<HostFuture<'static, ()>>>
 /// [`Emitter`] (`runToolCall` passes the caller's `onUpdate` here, the loop its sink).
 pub type UpdateSink = Rc<dyn Fn(Rc<Value>) -> HostResult<HostFuture<'static, ()>>>;
 
-/// `context` as handed to the stream function: only `messages` (L-24, L-76).
-#[derive(Clone, Debug, Default)]
+/// `context` as handed to the stream function: only `messages` (L-24, L-76), what
+/// `convertToLlm` returned. A host may keep that list its own, unread (`host`, with
+/// `messages` empty): the core passes it through (pi reads none of it), its own stream
+/// function gives it on as it is, and a stream function that builds a request reads it then.
+#[derive(Clone, Default)]
 pub struct LlmContext {
     pub messages: Vec<AgentMessage>,
+    pub host: Option<Rc<dyn std::any::Any>>,
+}
+
+impl From<Vec<AgentMessage>> for LlmContext {
+    fn from(messages: Vec<AgentMessage>) -> Self {
+        LlmContext {
+            messages,
+            host: None,
+        }
+    }
 }
 
 /// The per-request values the loop adds to the options it forwards (L-80). Everything else
@@ -360,10 +373,7 @@ pub struct AfterToolCallResult {
 #[allow(unused_variables)]
 pub trait Hooks {
     /// L-75 (no signal).
-    fn convert_to_llm<'a>(
-        &'a self,
-        messages: &'a [AgentMessage],
-    ) -> HostFuture<'a, Vec<AgentMessage>>;
+    fn convert_to_llm<'a>(&'a self, messages: &'a [AgentMessage]) -> HostFuture<'a, LlmContext>;
     /// L-74.
     fn transform_context<'a>(
         &'a self,

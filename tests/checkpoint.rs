@@ -40,11 +40,8 @@ struct QueueHooks {
 }
 
 impl Hooks for QueueHooks {
-    fn convert_to_llm<'a>(
-        &'a self,
-        messages: &'a [AgentMessage],
-    ) -> HostFuture<'a, Vec<AgentMessage>> {
-        let out = messages.to_vec();
+    fn convert_to_llm<'a>(&'a self, messages: &'a [AgentMessage]) -> HostFuture<'a, LlmContext> {
+        let out = messages.to_vec().into();
         async move { Ok(out) }.boxed_local()
     }
     fn get_steering_messages(&self) -> Option<HostFuture<'_, Vec<AgentMessage>>> {

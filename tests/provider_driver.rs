@@ -267,9 +267,7 @@ fn run_with(
         signal,
     };
     let model = model(api);
-    let context = LlmContext {
-        messages: vec![common::user("hi")],
-    };
+    let context = LlmContext::from(vec![common::user("hi")]);
     let options = StreamOptions {
         api_key: key.map(str::to_string),
         reasoning: None,

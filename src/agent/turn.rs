@@ -17,7 +17,7 @@ use crate::json::Value;
 use super::Host;
 use crate::error::{Error, Result};
 use crate::event::{AgentEvent, AssistantMessageEvent};
-use crate::io::{Context, LlmContext, LoopConfig, StreamFn, StreamOptions};
+use crate::io::{Context, LoopConfig, StreamFn, StreamOptions};
 use crate::message::{num, zero_usage, AgentMessage, Object};
 
 /// L-78 `mergeClientIdentity(DEFAULT_AGENT_IDENTITY, config.identity)`: field by field over
@@ -55,7 +55,7 @@ pub async fn stream_assistant_response(
     host.hooks.sync_context(context)?;
     let messages: &[AgentMessage] = transformed.as_deref().unwrap_or(&context.messages);
     // L-75, L-76.
-    let llm_messages = host.hooks.convert_to_llm(messages).await?;
+    let llm_context = host.hooks.convert_to_llm(messages).await?;
     // L-77: a falsy result falls back to the static key.
     let provider = config
         .model
@@ -76,13 +76,7 @@ pub async fn stream_assistant_response(
     };
     // L-79.
     let mut stream = stream_fn
-        .stream(
-            &config.model,
-            LlmContext {
-                messages: llm_messages,
-            },
-            options,
-        )
+        .stream(&config.model, llm_context, options)
         .await?;
 
     // L-83.

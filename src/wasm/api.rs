@@ -139,14 +139,16 @@ pub async fn run_loop(glue: Glue, run: RunOptions) -> JsResult<JsValue> {
         .map_err(|_| invalid("emit must be a function"))?;
     let ctx = context_from_js(&table, &signal, "context", &context, true).map_err(thrown_to_js)?;
     let cfg = loop_config(&config, &table)?;
+    let read_llm = stream_fn.as_string().as_deref() == Some("builtin");
     let hooks = JsHooks {
         config: config.clone(),
         signal: signal.clone(),
         table: table.clone(),
         fixed_context: None,
+        read_llm,
     };
     let updates = super::mirror::UpdateCell::default();
-    let builtin = if stream_fn.as_string().as_deref() == Some("builtin") {
+    let builtin = if read_llm {
         Some(BuiltinStreamFn {
             config: config.clone(),
             signal: JsSignal(signal.clone()),
@@ -244,6 +246,7 @@ pub async fn run_tool_call_js(
         signal: signal.clone(),
         table: table.clone(),
         fixed_context: Some(context),
+        read_llm: false,
     };
     let js_signal = JsSignal(signal);
     let patterns = JsPatterns::default();
@@ -345,7 +348,7 @@ pub async fn stream_once(
             .unwrap_or(Value::Null),
     };
     let mut stream = builtin
-        .stream(&model, crate::io::LlmContext { messages }, stream_options)
+        .stream(&model, messages.into(), stream_options)
         .await
         .map_err(thrown_to_js)?;
     while let Some(event) = stream.next().await.map_err(thrown_to_js)? {

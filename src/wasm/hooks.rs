@@ -24,6 +24,9 @@ pub struct JsHooks {
     pub table: Rc<Table>,
     /// For `runToolCall`: the context object its hooks receive, passed through as given.
     pub fixed_context: Option<JsValue>,
+    /// The run's stream function reads `convertToLlm`'s messages (a built-in provider):
+    /// they are read when returned. A JS one gets the returned list itself.
+    pub read_llm: bool,
 }
 
 /// The items of a caller's array, read by the glue (a throwing trap or getter is `Err` with
@@ -51,6 +54,19 @@ pub fn js_messages(table: &Table, hook: &str, v: &JsValue) -> Result<Vec<AgentMe
         out.push(message_at(table, hook, &arr, i)?);
     }
     Ok(out)
+}
+
+/// The JS list of a request's messages: the very list `convertToLlm` returned (pi's
+/// `context.messages`), or the core's own messages as one.
+pub fn llm_messages_js(table: &Table, context: &LlmContext) -> JsValue {
+    match context
+        .host
+        .as_ref()
+        .and_then(|h| h.downcast_ref::<JsValue>())
+    {
+        Some(v) => v.clone(),
+        None => table.array(&context.messages).into(),
+    }
 }
 
 /// Item `i` of `arr`, a list of messages `hook` gave: a message seen before is looked up,
@@ -324,10 +340,7 @@ impl JsHooks {
 }
 
 impl Hooks for JsHooks {
-    fn convert_to_llm<'a>(
-        &'a self,
-        messages: &'a [AgentMessage],
-    ) -> HostFuture<'a, Vec<AgentMessage>> {
+    fn convert_to_llm<'a>(&'a self, messages: &'a [AgentMessage]) -> HostFuture<'a, LlmContext> {
         let arr = self.table.array(messages);
         // Required: pi calls it unchecked, so a missing one is its TypeError.
         let returned = super::js::read(&self.config, "convertToLlm").and_then(|f| {
@@ -340,7 +353,15 @@ impl Hooks for JsHooks {
         });
         Box::pin(async move {
             let v = settle(returned?).await?;
-            js_messages(&self.table, "convertToLlm", &v)
+            // pi hands the list to the stream function unread: it stays the caller's, read
+            // only by a built-in provider, which builds its request from the messages.
+            if self.read_llm || !is_array(&v) {
+                return js_messages(&self.table, "convertToLlm", &v).map(LlmContext::from);
+            }
+            Ok(LlmContext {
+                messages: Vec::new(),
+                host: Some(Rc::new(v)),
+            })
         })
     }
 

@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::glue::Response;
+use super::hooks::llm_messages_js;
 use super::js::{from_json, set, settle, thrown};
 use super::table::Table;
 use crate::error::Thrown;
@@ -45,7 +46,7 @@ impl StreamFn for JsStreamFn {
         Box::pin(async move {
             let model_js = self.table.to_js(model);
             let ctx = Object::new();
-            set(&ctx, "messages", &self.table.array(&context.messages));
+            set(&ctx, "messages", &llm_messages_js(&self.table, &context));
             let reasoning = options
                 .reasoning
                 .map_or(JsValue::UNDEFINED, |r| JsValue::from_str(r.as_str()));

@@ -24,9 +24,6 @@ use super::glue::Glue;
 use super::js::{from_json, thrown, to_json, Indexed, JsHost, Unreadable};
 use crate::error::Thrown;
 
-/// How many lists [`Table::array`] keeps.
-const LISTS: usize = 4;
-
 /// What a tool's `onUpdate` does with a partial result; `Err` is thrown to the tool.
 pub type Update = Rc<dyn Fn(JsValue) -> Result<(), JsValue>>;
 
@@ -79,14 +76,11 @@ pub struct Table {
     /// The JS side of `values`, by place: a list of the run's objects is made in one
     /// crossing (a transcript, every turn), not one per message ([`Table::array`]).
     objects: js_sys::Array,
-    /// The lists [`Table::array`] made last (the transcript and what the hooks made of it,
-    /// which grow turn by turn): the core's values, and the glue's own copy of the list,
-    /// never handed out. A list that starts as one of these crosses only its new items, and
-    /// a list a hook gives back that starts as the last one handed out is known at once
-    /// ([`Table::known_start`]).
-    lists: RefCell<Vec<(Vec<Rc<Value>>, js_sys::Array)>>,
-    /// Which of `lists` was handed out last.
-    last: std::cell::Cell<usize>,
+    /// The list [`Table::array`] keeps: the transcript, which grows turn by turn. The core's
+    /// values, and the glue's own copy of the list, never handed out. A list that starts as
+    /// it crosses only its new items, and a list a hook gives back that starts as it is
+    /// known at once ([`Table::known_start`]).
+    list: RefCell<(Vec<Rc<Value>>, js_sys::Array)>,
     /// The slots of the `onUpdate` functions handed out during the run, freed with it (an
     /// update holds the table weakly: one holding it strongly kept every value of the run
     /// alive).
@@ -107,8 +101,7 @@ impl Table {
             ids: WeakMap::new(),
             values: RefCell::new(Indexed::new()),
             objects: js_sys::Array::new(),
-            lists: RefCell::new(Vec::new()),
-            last: std::cell::Cell::new(0),
+            list: RefCell::new((Vec::new(), js_sys::Array::new())),
             updates: RefCell::new(Vec::new()),
             glue,
             json_results: std::cell::Cell::new(false),
@@ -359,52 +352,43 @@ impl Table {
     /// are the very objects of the list handed out last, in order: a hook that gives back
     /// the transcript it got (or one it extended) is known without a lookup per message.
     pub fn known_start(&self, items: &js_sys::Array) -> Vec<Rc<Value>> {
-        let own = match self.lists.borrow().get(self.last.get()) {
-            Some((_, own)) => own.clone(),
-            None => return Vec::new(),
-        };
-        let shared = self.glue.shared(items, &own).ok();
-        let lists = self.lists.borrow();
-        let kept = lists
-            .get(self.last.get())
-            .map_or(&[][..], |(kept, _)| kept.as_slice());
-        let n = shared.map_or(0, |n| n as usize).min(kept.len());
-        kept.get(..n).unwrap_or_default().to_vec()
+        let list = self.list.borrow();
+        let n = self.glue.shared(items, &list.1).map_or(0, |n| n as usize);
+        list.0.get(..n).unwrap_or_default().to_vec()
     }
 
     /// A JS array of core values: their objects, picked by place in one crossing. A list
-    /// that starts as one made before (the transcript, turn after turn) sends only the
-    /// places of its new items.
+    /// that starts as the kept one (the transcript, turn after turn) sends only the places
+    /// of its new items. One that shares no start with it and is under half its length (a
+    /// turn's tool results) leaves it kept; any other takes its place (the transcript a hook
+    /// replaced).
     pub fn array(&self, items: &[Rc<Value>]) -> js_sys::Array {
-        let (slot, keep) = self.closest_list(items);
+        let mut list = self.list.borrow_mut();
+        let keep = list
+            .0
+            .iter()
+            .zip(items)
+            .take_while(|(a, b)| Rc::ptr_eq(a, b))
+            .count();
         let Some(places) = self.places(items.get(keep..).unwrap_or_default()) else {
             return self.each(items);
         };
-        let own = {
-            let mut lists = self.lists.borrow_mut();
-            if slot >= lists.len() {
-                lists.push((Vec::new(), js_sys::Array::new()));
-            }
-            match lists.get_mut(slot) {
-                Some(entry) => {
-                    // Its first `keep` items are `items`' already: only the rest changes.
-                    entry.0.truncate(keep);
-                    entry
-                        .0
-                        .extend_from_slice(items.get(keep..).unwrap_or_default());
-                    entry.1.clone()
-                }
-                None => js_sys::Array::new(),
-            }
-        };
-        self.last.set(slot);
+        if keep == 0 && items.len() < list.0.len() / 2 {
+            return self
+                .glue
+                .extend(&js_sys::Array::new(), 0, &self.objects, &places)
+                .unwrap_or_else(|_| self.each(items));
+        }
+        list.0.truncate(keep);
+        list.0
+            .extend_from_slice(items.get(keep..).unwrap_or_default());
         match self
             .glue
-            .extend(&own, keep as u32, &self.objects, places.as_slice())
+            .extend(&list.1, keep as u32, &self.objects, &places)
         {
             Ok(array) => array,
             Err(_) => {
-                self.lists.borrow_mut().clear();
+                *list = (Vec::new(), js_sys::Array::new());
                 self.each(items)
             }
         }
@@ -428,26 +412,5 @@ impl Table {
     /// A JS array of core values, each converted (or looked up) on its own.
     fn each(&self, items: &[Rc<Value>]) -> js_sys::Array {
         items.iter().map(|m| self.to_js(m)).collect()
-    }
-
-    /// The kept list that shares the longest start with `items`, and how many items they
-    /// share; a new slot when none shares any and there is room.
-    fn closest_list(&self, items: &[Rc<Value>]) -> (usize, usize) {
-        let lists = self.lists.borrow();
-        let shared = |kept: &[Rc<Value>]| {
-            kept.iter()
-                .zip(items)
-                .take_while(|(a, b)| Rc::ptr_eq(a, b))
-                .count()
-        };
-        match lists
-            .iter()
-            .map(|(kept, _)| shared(kept))
-            .enumerate()
-            .max_by_key(|&(_, n)| n)
-        {
-            Some((i, n)) if n > 0 || lists.len() >= LISTS => (i, n),
-            _ => (lists.len(), 0),
-        }
     }
 }

@@ -573,10 +573,7 @@ fn ready<'a, T: 'a>(v: std::result::Result<T, Thrown>) -> HostFuture<'a, T> {
 }
 
 impl Hooks for TestHooks {
-    fn convert_to_llm<'a>(
-        &'a self,
-        messages: &'a [AgentMessage],
-    ) -> HostFuture<'a, Vec<AgentMessage>> {
+    fn convert_to_llm<'a>(&'a self, messages: &'a [AgentMessage]) -> HostFuture<'a, LlmContext> {
         self.log.borrow_mut().push("convertToLlm".into());
         if let Some(t) = &self.convert_throws {
             return ready(Err(Thrown::new(t.clone())));
@@ -591,7 +588,7 @@ impl Hooks for TestHooks {
             })
             .cloned()
             .collect();
-        ready(Ok(llm))
+        ready(Ok(llm.into()))
     }
     fn transform_context<'a>(
         &'a self,

@@ -161,8 +161,9 @@ test('a value that cannot be read rejects with code invalid_input and what readi
     assert.ok(e.cause instanceof TypeError, String(e.cause));
     return true;
   });
-  // A message the core never saw, returned by a hook: the same shape of error.
-  await assert.rejects(run([user('go')], { messages: [] }, { convertToLlm: () => [message] }, scripted([A([])])), (e) => {
+  // A message the core never saw, returned by a hook: the same shape of error. (What
+  // convertToLlm returns goes to a JS stream function unread, as in pi: one-owner.test.mjs.)
+  await assert.rejects(run([user('go')], { messages: [] }, { transformContext: (m) => [...m, message] }, scripted([A([])])), (e) => {
     assert.equal(e.code, 'invalid_input');
     assert.equal(e.cause, thrown);
     return true;

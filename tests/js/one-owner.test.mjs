@@ -119,14 +119,37 @@ test('an Agent whose tool returned a value JSON cannot hold goes on: the next pr
   }
 });
 
-test('a new message whose `role` getter throws rejects with invalid_input naming it, the thrown error as its cause (outside tester, finding 9)', async () => {
+test('L-75/L-79: the list convertToLlm returns is the stream function\'s `context.messages` itself, unread, as pi (a message whose `role` getter throws included); a built-in provider reads it to build its request and rejects with invalid_input naming it, the thrown error as its cause (outside tester, finding 9; issue 32)', async () => {
   const message = { content: 'x', timestamp: 1 };
   Object.defineProperty(message, 'role', { enumerable: true, get() { throw new Error('getter failed'); } });
-  const streamFn = () => answer(IMPLS.ours.stream, [{ type: 'text', text: 'done' }], 'stop');
-  await assert.rejects(
-    ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model, convertToLlm: (m) => [...m, message] }, () => {}, undefined, streamFn),
-    (e) => e.code === 'invalid_input' && /^convertToLlm: message 1 cannot be converted to JSON: getter failed/.test(e.message) && e.cause?.message === 'getter failed',
-  );
+  const seen = {};
+  for (const [name, impl] of Object.entries(IMPLS)) {
+    let returned;
+    const convertToLlm = (m) => (returned = [...m, message, 5]);
+    const streamFn = (_model, context) => {
+      seen[name] = context.messages === returned;
+      return answer(impl.stream, [{ type: 'text', text: 'done' }], 'stop');
+    };
+    const out = await impl.run([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model, convertToLlm }, () => {}, undefined, streamFn);
+    assert.deepEqual(out.map((m) => m.role), ['user', 'assistant'], name);
+  }
+  assert.deepEqual(seen, { ours: true, pi: true });
+  // The built-in provider reads each message when it builds the request: nothing is sent.
+  const server = await startOpenAIServer(() => textChunks('done'));
+  try {
+    const llm = { id: 'm', name: 'm', api: 'openai-completions', provider: 'p', baseUrl: server.baseUrl, reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e6, maxTokens: 1e4 };
+    await assert.rejects(
+      ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model: llm, apiKey: 'k', convertToLlm: (m) => [...m, message] }, () => {}),
+      (e) => e.code === 'invalid_input' && /^convertToLlm: message 1 cannot be converted to JSON: getter failed/.test(e.message) && e.cause?.message === 'getter failed',
+    );
+    await assert.rejects(
+      ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model: llm, apiKey: 'k', convertToLlm: (m) => [...m, 5] }, () => {}),
+      (e) => e.code === 'invalid_input' && e.message === 'convertToLlm: item 1 is not a message (it has no string role)',
+    );
+    assert.equal(server.requests.length, 0);
+  } finally {
+    await server.close();
+  }
 });
 
 test('a transcript message whose `role` getter throws rejects with what it threw, as pi (one rule: a read pi makes too)', async () => {
