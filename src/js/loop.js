@@ -133,14 +133,27 @@ function extensibleCopy(object) {
 }
 
 /** The options object the stream function gets (L-80): pi's `{ ...config, apiKey, identity, signal }`. */
-function streamOptions(config, model, reasoning, apiKey, identity, signal) {
+function streamOptions(config, model, reasoning, apiKey, signal) {
   const options = extensibleCopy(config);
   options.model = model;
   if (reasoning !== undefined || 'reasoning' in options) options.reasoning = reasoning;
   options.apiKey = apiKey;
-  options.identity = identity;
+  options.identity = mergeIdentity(config.identity);
   options.signal = signal;
   return options;
+}
+
+/** pi-ai's `mergeClientIdentity(DEFAULT_AGENT_IDENTITY, identity)` (L-78), made for each
+ * request as pi makes it: field by field, later sources winning, undefined fields skipped. */
+function mergeIdentity(identity) {
+  const merged = {};
+  for (const source of [DEFAULT_AGENT_IDENTITY, identity]) {
+    if (!source) continue;
+    if (source.userAgent !== undefined) merged.userAgent = source.userAgent;
+    if (source.attribution !== undefined) merged.attribution = source.attribution;
+    if (source.version !== undefined) merged.version = source.version;
+  }
+  return merged;
 }
 
 /** A shallow copy, optionally with one key set: pi's `{...partial}` and the final message

@@ -65,7 +65,8 @@ extern "C" {
         emit: &Function,
     ) -> Result<JsValue, JsValue>;
 
-    /// The options object the stream function gets (L-80).
+    /// The options object the stream function gets (L-80), its `identity` merged from
+    /// `config.identity` as pi's (L-78).
     #[wasm_bindgen(method, catch, js_name = streamOptions)]
     pub fn stream_options(
         this: &Glue,
@@ -73,7 +74,6 @@ extern "C" {
         model: &JsValue,
         reasoning: &JsValue,
         api_key: &JsValue,
-        identity: &JsValue,
         signal: &JsValue,
     ) -> Result<JsValue, JsValue>;
 

@@ -12,7 +12,7 @@ use wasm_bindgen::JsCast;
 
 use super::glue::Response;
 use super::hooks::llm_messages_js;
-use super::js::{from_json, set, settle, thrown};
+use super::js::{set, settle, thrown};
 use super::table::Table;
 use crate::error::Thrown;
 use crate::event::{AssistantMessageEvent, Partial};
@@ -56,14 +56,7 @@ impl StreamFn for JsStreamFn {
                 .map_or(JsValue::UNDEFINED, JsValue::from_str);
             let glue = self.table.glue();
             let opts = glue
-                .stream_options(
-                    &self.config,
-                    &model_js,
-                    &reasoning,
-                    &api_key,
-                    &from_json(&options.identity),
-                    &self.signal,
-                )
+                .stream_options(&self.config, &model_js, &reasoning, &api_key, &self.signal)
                 .map_err(thrown)?;
             let opened = glue
                 .open_response(&self.func, &model_js, ctx.as_ref(), &opts, &self.emit)

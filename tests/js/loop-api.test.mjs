@@ -256,6 +256,33 @@ test('L-80: the options object has pi\'s own keys in pi\'s order, an own `__prot
   }
 });
 
+test('L-78: each request\'s identity is made from config.identity as pi makes it: read at each request (a change between requests counts), a fresh object over the default, whose attribution is the default\'s own object unless replaced', async () => {
+  const pi = await import('@earendil-works/pi-agent-core');
+  const { createAssistantMessageEventStream: piStream } = await import('@earendil-works/pi-ai');
+  const out = {};
+  for (const [name, core, make] of [['ours', { runAgentLoop, DEFAULT_AGENT_IDENTITY }, createAssistantMessageEventStream], ['pi', pi, piStream]]) {
+    const identities = [];
+    const config = { model, convertToLlm: (m) => m, identity: { version: '1.0', userAgent: 'short' } };
+    const changes = [{ userAgent: undefined }, { version: 'x', attribution: null }];
+    let n = 0;
+    const streamFn = (_model, _context, options) => {
+      identities.push(options.identity);
+      const s = make();
+      const message = { role: 'assistant', content: n++ < 2 ? [{ type: 'toolCall', id: `c${n}`, name: 't', arguments: {} }] : [], api: 'a', provider: 'p', model: 'm', usage, stopReason: n <= 2 ? 'toolUse' : 'stop', timestamp: 1 };
+      queueMicrotask(() => { s.push({ type: 'start', partial: message }); s.push({ type: 'done', reason: message.stopReason, message }); });
+      return s;
+    };
+    const tool = { name: 't', label: 't', description: 't', parameters: { type: 'object' }, execute: async () => { config.identity = changes.shift(); return { content: [], details: {} }; } };
+    await core.runAgentLoop([user('x')], { messages: [], tools: [tool] }, config, () => {}, undefined, streamFn);
+    assert.equal(identities.length, 3);
+    assert.notEqual(identities[0], identities[1], `${name}: a fresh object for each request`);
+    assert.ok(identities.slice(0, 2).every((i) => i.attribution === core.DEFAULT_AGENT_IDENTITY.attribution), `${name}: the default's attribution object`);
+    out[name] = identities.map((i) => ({ ...i, attribution: i.attribution && 'default' }));
+  }
+  assert.deepEqual(out.ours, out.pi);
+  assert.deepEqual(out.ours.map((i) => [Object.keys(i), i.version]), [[['attribution', 'userAgent', 'version'], '1.0'], [['attribution'], undefined], [['attribution', 'version'], 'x']]);
+});
+
 test('L-123/L-124/L-127: abort during a tool batch: every call gets a result, the next response ends the run', async () => {
   const controller = new AbortController();
   const tool = { name: 't', label: 't', description: 't', parameters: { type: 'object' }, execute: async (_id, _a, signal) => {
