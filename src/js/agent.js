@@ -156,11 +156,7 @@ function createState(initial) {
   };
 }
 
-const FORWARDED = ['sessionId', 'onPayload', 'onResponse', 'onProviderStreamEvent', 'transport', 'thinkingBudgets',
-  'maxRetryDelayMs', 'identity', 'toolExecution', 'beforeToolCall', 'afterToolCall', 'finishTurn', 'prepareRequest',
-  'convertToLlm', 'transformContext', 'getApiKey', 'onInterruptedToolCall'];
-/** Not pi's keys: in a run's config only when set. */
-const OWN = ['needsApproval', 'expiresAfterMs', 'abortGraceMs'];
+const OWN = ['onInterruptedToolCall', 'needsApproval', 'expiresAfterMs', 'abortGraceMs'];
 
 export class Agent {
   #state;
@@ -477,31 +473,52 @@ export class Agent {
     return { messages: this.#state.messages.slice(), tools: this.#state.tools.slice() };
   }
 
-  /** L-152/L-153/L-137: the loop configuration, from the Agent's fields at run start. */
+  /** L-152/L-153/L-137: the loop configuration, from the Agent's fields at run start: pi's
+   * `createLoopConfig`, key for key and in its order, then this package's own keys when set.
+   * An object literal: the stream function's options are a copy of it each request, and a
+   * copy of an object built key by key (a dictionary in V8) took 4 µs. */
   #config(run, skipInitialSteeringPoll) {
-    const config = { model: this.#state.model, reasoning: this.#state.thinkingLevel === 'off' ? undefined : this.#state.thinkingLevel };
-    for (const key of FORWARDED) config[key] = this[key];
-    for (const key of OWN) if (this[key] !== undefined) config[key] = this[key];
-    if (this.prepareNextTurnWithContext || this.prepareNextTurn) {
-      config.prepareNextTurn = async (turn) => {
-        if (this.prepareNextTurnWithContext) return await this.prepareNextTurnWithContext(turn, this.signal);
-        return await this.prepareNextTurn?.(this.signal);
-      };
-    }
     let skip = skipInitialSteeringPoll;
     const drain = (queue) => {
       const taken = queue.drain();
       for (const m of taken) run.drained.push([queue, m]);
       return taken;
     };
-    config.getSteeringMessages = async () => {
-      if (skip) {
-        skip = false;
-        return [];
-      }
-      return drain(this.#steering);
+    const config = {
+      model: this.#state.model,
+      reasoning: this.#state.thinkingLevel === 'off' ? undefined : this.#state.thinkingLevel,
+      sessionId: this.sessionId,
+      onPayload: this.onPayload,
+      onResponse: this.onResponse,
+      onProviderStreamEvent: this.onProviderStreamEvent,
+      transport: this.transport,
+      thinkingBudgets: this.thinkingBudgets,
+      maxRetryDelayMs: this.maxRetryDelayMs,
+      identity: this.identity,
+      toolExecution: this.toolExecution,
+      beforeToolCall: this.beforeToolCall,
+      afterToolCall: this.afterToolCall,
+      finishTurn: this.finishTurn,
+      prepareRequest: this.prepareRequest,
+      prepareNextTurn: this.prepareNextTurnWithContext || this.prepareNextTurn
+        ? async (turn) => {
+          if (this.prepareNextTurnWithContext) return await this.prepareNextTurnWithContext(turn, this.signal);
+          return await this.prepareNextTurn?.(this.signal);
+        }
+        : undefined,
+      convertToLlm: this.convertToLlm,
+      transformContext: this.transformContext,
+      getApiKey: this.getApiKey,
+      getSteeringMessages: async () => {
+        if (skip) {
+          skip = false;
+          return [];
+        }
+        return drain(this.#steering);
+      },
+      getFollowUpMessages: async () => drain(this.#followUps),
     };
-    config.getFollowUpMessages = async () => drain(this.#followUps);
+    for (const key of OWN) if (this[key] !== undefined) config[key] = this[key];
     return config;
   }
 

@@ -511,3 +511,26 @@ test('new Agent({ restore: null }) starts afresh, as for a session never saved',
   const a = new Agent({ initialState: { model }, restore: null });
   assert.deepEqual(a.state.messages, []);
 });
+
+test('L-80/L-152: the options an Agent\'s stream function gets have pi\'s keys in pi\'s order (this package\'s own options only when set)', async () => {
+  const { createAssistantMessageEventStream: piStream } = await import('@earendil-works/pi-ai');
+  const keys = {};
+  for (const [name, AgentClass, make] of [['ours', Agent, createAssistantMessageEventStream], ['pi', piCore.Agent, piStream]]) {
+    const seen = [];
+    const streamFn = (_model, _context, options) => {
+      seen.push(Object.keys(options));
+      const s = make();
+      const message = { role: 'assistant', content: [{ type: 'text', text: 'ok' }], api: model.api, provider: model.provider, model: model.id, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 1 };
+      queueMicrotask(() => { s.push({ type: 'start', partial: message }); s.push({ type: 'done', reason: 'stop', message }); });
+      return s;
+    };
+    const agent = new AgentClass({ initialState: { model }, streamFn, sessionId: 's1' });
+    agent.prepareNextTurn = async () => undefined;
+    await agent.prompt('hi');
+    keys[name] = seen;
+  }
+  assert.deepEqual(keys.ours, keys.pi);
+  const own = new Agent({ initialState: { model }, streamFn: (_m, _c, options) => { keys.own = Object.keys(options); return scripted([{ text: 'ok' }]).fn(_m, _c, options); }, abortGraceMs: 100, onInterruptedToolCall: () => undefined });
+  await own.prompt('hi');
+  assert.deepEqual(keys.own.slice(-4), ['onInterruptedToolCall', 'abortGraceMs', 'apiKey', 'signal']);
+});
