@@ -169,11 +169,11 @@ fn matches_type(v: &Value, t: &str) -> bool {
     }
 }
 
-fn coerce_primitive(v: &Value, t: &str) -> Value {
+fn coerce_primitive(v: &Value, t: &str) -> Option<Value> {
     match t {
         "number" | "integer" => {
             if v.is_null() {
-                return num(0.0);
+                return Some(num(0.0));
             }
             if let Value::String(s) = v {
                 if !s.trim().is_empty() {
@@ -184,36 +184,36 @@ fn coerce_primitive(v: &Value, t: &str) -> Value {
                         x.is_finite() && x.fract() == 0.0
                     };
                     if ok {
-                        return num(x);
+                        return Some(num(x));
                     }
                 }
             }
             if let Value::Bool(b) = v {
-                return num(if *b { 1.0 } else { 0.0 });
+                return Some(num(if *b { 1.0 } else { 0.0 }));
             }
-            v.clone()
+            None
         }
-        "boolean" => match v {
+        "boolean" => Some(match v {
             Value::Null => Value::Bool(false),
             Value::String(s) if s == "true" => Value::Bool(true),
             Value::String(s) if s == "false" => Value::Bool(false),
             Value::Number(_) if v.as_f64() == Some(1.0) => Value::Bool(true),
             Value::Number(_) if v.as_f64() == Some(0.0) => Value::Bool(false),
-            _ => v.clone(),
-        },
-        "string" => match v {
+            _ => return None,
+        }),
+        "string" => Some(match v {
             Value::Null => Value::String(String::new()),
             Value::Number(_) => Value::String(to_js_string(v.as_f64().unwrap_or(f64::NAN))),
             Value::Bool(b) => Value::String(b.to_string()),
-            _ => v.clone(),
-        },
-        "null" => match v {
+            _ => return None,
+        }),
+        "null" => Some(match v {
             Value::String(s) if s.is_empty() => Value::Null,
             Value::Bool(false) => Value::Null,
             Value::Number(_) if v.as_f64() == Some(0.0) => Value::Null,
-            _ => v.clone(),
-        },
-        _ => v.clone(),
+            _ => return None,
+        }),
+        _ => None,
     }
 }
 
@@ -515,12 +515,9 @@ impl<'s, 'a> Coercer<'s, 'a> {
         let types = types_of(node);
         let union_member = types.len() > 1 && types.iter().any(|t| matches_type(&next, t));
         if !types.is_empty() && !union_member {
-            for t in &types {
-                let candidate = coerce_primitive(&next, t);
-                if candidate != next {
-                    next = candidate;
-                    break;
-                }
+            // The first type `next` converts to (always a value of another kind).
+            if let Some(candidate) = types.iter().find_map(|t| coerce_primitive(&next, t)) {
+                next = candidate;
             }
         }
         if types.contains(&"object") {
