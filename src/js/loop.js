@@ -782,7 +782,7 @@ function executeTool(tool, id, args, signal, onUpdate) {
   return tool.execute(id, args, signal, onUpdate);
 }
 
-const GLUE = { defaultIdentity: DEFAULT_AGENT_IDENTITY, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, callArguments, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, sleep, deadline, envApiKey, describeError, redact };
+const GLUE = { requestIdentity: (config) => mergeIdentity(config.identity), emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, callArguments, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, sleep, deadline, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

@@ -41,10 +41,9 @@ fn loop_config(config: &JsValue, table: &Table) -> JsResult<LoopConfig> {
         return Err(invalid("config must be an object"));
     }
     let f = table
-        .fields(config, "model,reasoning,identity,apiKey,toolExecution")
+        .fields(config, "model,reasoning,apiKey,toolExecution")
         .map_err(thrown_to_js)?;
-    let (model, reasoning, identity, api_key, tool_execution) =
-        (f.get(0), f.get(1), f.get(2), f.get(3), f.get(4));
+    let (model, reasoning, api_key, tool_execution) = (f.get(0), f.get(1), f.get(2), f.get(3));
     let model = table.to_rust(&model, "config.model").map_err(unreadable)?;
     let reasoning =
         match reasoning.as_string() {
@@ -53,16 +52,14 @@ fn loop_config(config: &JsValue, table: &Table) -> JsResult<LoopConfig> {
                 invalid(format!("config.reasoning \"{r}\" is not a thinking level"))
             })?),
         };
-    let identity = to_json(&identity, "config.identity").map_err(unreadable)?;
     Ok(LoopConfig {
         model,
         reasoning: reasoning.filter(|r| *r != ThinkingLevel::Off),
         api_key: api_key.as_string(),
-        identity,
-        // The glue's DEFAULT_AGENT_IDENTITY, as it is now (pi reads its export at each run).
-        default_identity: to_json(&table.glue().default_identity(), "DEFAULT_AGENT_IDENTITY")
-            .map_err(unreadable)?
-            .unwrap_or(crate::json::Value::Null),
+        // Each request's identity is made by the glue from `config.identity` then, as pi
+        // makes it (the stream function's `options.identity`; the built-in provider's).
+        identity: None,
+        default_identity: crate::json::Value::Null,
         tool_execution: if tool_execution.as_string().as_deref() == Some("sequential") {
             ToolExecution::Sequential
         } else {
@@ -154,6 +151,7 @@ pub async fn run_loop(glue: Glue, run: RunOptions) -> JsResult<JsValue> {
             signal: JsSignal(signal.clone()),
             updates: updates.clone(),
             table: table.clone(),
+            request_identity: true,
         })
     } else {
         None
@@ -329,6 +327,7 @@ pub async fn stream_once(
         signal: JsSignal(get(&options, "signal")),
         updates: Default::default(),
         table: table.clone(),
+        request_identity: false,
     };
     let sink = JsSink {
         apply_update: updater(&glue, &push, true, &JsValue::UNDEFINED)?,

@@ -42,6 +42,9 @@ pub struct BuiltinStreamFn {
     /// The sink's copy of the response being rendered, seeded at `start`.
     pub updates: UpdateCell,
     pub table: Rc<Table>,
+    /// A loop's: each request's identity is made from `config.identity` then, as pi's loop
+    /// makes it; `streamSimple`'s takes `options.identity` as given, as pi-ai does.
+    pub request_identity: bool,
 }
 
 fn number(config: &JsValue, name: &'static str) -> Option<f64> {
@@ -399,6 +402,16 @@ impl StreamFn for BuiltinStreamFn {
             // rejects the run, here too.
             let glue = self.table.glue();
             glue.copy(&self.config).map_err(super::js::thrown)?;
+            let mut options = options;
+            if self.request_identity {
+                let identity = glue
+                    .request_identity(&self.config)
+                    .map_err(super::js::thrown)?;
+                options.identity = to_json(&identity, "config.identity")
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+            }
             let services = Services {
                 transport: Rc::new(JsTransport {
                     fetch: fetch_fn(&get(&self.config, "fetch")),

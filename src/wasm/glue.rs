@@ -35,9 +35,10 @@ extern "C" {
     #[derive(Clone)]
     pub type Glue;
 
-    /// `DEFAULT_AGENT_IDENTITY`, as it is now.
-    #[wasm_bindgen(method, getter, js_name = defaultIdentity)]
-    pub fn default_identity(this: &Glue) -> JsValue;
+    /// pi's `mergeClientIdentity(DEFAULT_AGENT_IDENTITY, config.identity)`, made for one
+    /// request (L-78); a throwing getter throws.
+    #[wasm_bindgen(method, catch, js_name = requestIdentity)]
+    pub fn request_identity(this: &Glue, config: &JsValue) -> Result<JsValue, JsValue>;
 
     /// Builds pi's event object of kind `EVENT_TYPES[kind]` from its fields in pi's key
     /// order and returns `emit(event)`: one crossing per event.

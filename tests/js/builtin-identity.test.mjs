@@ -86,3 +86,23 @@ test('L-37: DEFAULT_AGENT_IDENTITY has one home, the export, read at each run as
   }
   assert.deepEqual([ours.DEFAULT_AGENT_IDENTITY, pi.DEFAULT_AGENT_IDENTITY], saved);
 });
+
+test('L-78: the built-in provider makes each request\'s identity from config.identity then, as pi: a change between two requests (reassigned, or edited in place) is in the second request\'s headers', async () => {
+  for (const edit of [(config) => { config.identity = { attribution: { name: 'A2', url: 'https://a2.test' } }; }, (config) => { config.identity.attribution.name = 'A2'; }]) {
+    const titles = {};
+    for (const [name, run, stream] of [['ours', runAgentLoop, undefined], ['pi', piRunAgentLoop, piStreamSimple]]) {
+      const server = await startScenarioServer('openai-completions');
+      try {
+        const model = { id: 'm', name: 'm', api: 'openai-completions', provider: 'openrouter', baseUrl: server.baseUrl, reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 10000, maxTokens: 100 };
+        const config = { model, apiKey: 'k', convertToLlm: (m) => m, identity: { attribution: { name: 'A1', url: 'https://a1.test' } } };
+        const tool = { ...calc, execute: async () => { edit(config); return { content: [{ type: 'text', text: '391' }], details: {} }; } };
+        await run([{ role: 'user', content: 'hi', timestamp: 1 }], { messages: [], tools: [tool] }, config, () => {}, undefined, stream);
+        titles[name] = server.requests.map((r) => r.headers['x-openrouter-title']);
+      } finally {
+        await server.close();
+      }
+    }
+    assert.deepEqual(titles.ours, ['A1', 'A2']);
+    assert.deepEqual(titles.ours, titles.pi);
+  }
+});
