@@ -202,12 +202,13 @@ function jsonArguments(message) {
  * their `arguments`. An id used twice is left out; a message whose reads throw keeps none
  * (the core's copies are used then). */
 function callBlocks(message) {
-  const byId = Object.create(null);
+  let byId;
   try {
     if (message.role !== 'assistant') return;
+    byId = new Map();
     for (const block of message.content) {
       if (block?.type !== 'toolCall' || typeof block.id !== 'string') continue;
-      byId[block.id] = block.id in byId ? undefined : block;
+      byId.set(block.id, byId.has(block.id) ? undefined : block);
     }
   } catch {
     this.blocks = undefined;
@@ -220,7 +221,7 @@ function callBlocks(message) {
  * `undefined` when the run's response has no such block, or the read throws (the core's copy
  * is used then: the call's error result names the cause). */
 function callArguments(id) {
-  const block = this.blocks?.[id];
+  const block = this.blocks?.get(id);
   if (block === undefined) return undefined;
   try {
     return block.arguments;
@@ -232,7 +233,7 @@ function callArguments(id) {
 /** `tool.prepareArguments` (`f`) as pi calls it: with the call's own `arguments` (the
  * response's block with the id of the core's `call`, when there is one). */
 function prepareArguments(f, tool, call) {
-  const prepared = f.call(tool, (this.blocks?.[call?.id] ?? call).arguments);
+  const prepared = f.call(tool, (this.blocks?.get(call?.id) ?? call).arguments);
   // pi clones what it returns (structuredClone), which fails the call for a Promise.
   if (typeof prepared?.then === 'function') throw new TypeError(`prepareArguments returned a Promise; it must return the arguments (pi: "#<Promise> could not be cloned.")`);
   return prepared;
@@ -242,7 +243,7 @@ function prepareArguments(f, tool, call) {
  * `isError`, has `result` and `isError` before `context`); `toolCall` is the response's own
  * block with the id of the core's `toolCall` when there is one. */
 function toolHookContext(assistantMessage, toolCall, args, context, result, isError) {
-  toolCall = this.blocks?.[toolCall?.id] ?? toolCall;
+  toolCall = this.blocks?.get(toolCall?.id) ?? toolCall;
   return isError === undefined ? { assistantMessage, toolCall, args, context } : { assistantMessage, toolCall, args, result, isError, context };
 }
 

@@ -137,7 +137,7 @@ impl Tool for JsTool {
             .glue()
             .execute_tool(
                 &self.js,
-                &JsValue::from_str(tool_call_id),
+                &super::js::js_str(tool_call_id),
                 &args_js,
                 &self.signal,
                 &callback,
