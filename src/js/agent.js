@@ -18,7 +18,7 @@
 //   getter) still ends the run with its failure message and `agent_end` (pi's own failure
 //   handling throws on it, so prompt() rejects and listeners never see the run end).
 
-import { codedError, getDefaultStreamFn, startRun, CHECKPOINT_VERSION, UNTRACKED, graceOf, boundAfterRun } from './loop.js';
+import { codedError, getDefaultStreamFn, startRun, CHECKPOINT_VERSION, UNTRACKED, graceOf, boundAfterRun, OPTIONS_MAKERS, mergeIdentity } from './loop.js';
 import { ToolCallGate, callIds } from './pending.js';
 import { emptyUsage } from './messages.js';
 
@@ -518,7 +518,43 @@ export class Agent {
       },
       getFollowUpMessages: async () => drain(this.#followUps),
     };
-    for (const key of OWN) if (this[key] !== undefined) config[key] = this[key];
+    let own = false;
+    for (const key of OWN) {
+      if (this[key] === undefined) continue;
+      config[key] = this[key];
+      own = true;
+    }
+    // The stream function's options: pi's `{ ...config, apiKey, identity, signal }` with the
+    // request's model and level, as one literal (loop.js `OPTIONS_MAKERS`). The config is
+    // this method's own object, so its keys are these.
+    if (!own) {
+      const c = config;
+      OPTIONS_MAKERS.set(config, (model, reasoning, apiKey, signal) => ({
+        model,
+        reasoning,
+        sessionId: c.sessionId,
+        onPayload: c.onPayload,
+        onResponse: c.onResponse,
+        onProviderStreamEvent: c.onProviderStreamEvent,
+        transport: c.transport,
+        thinkingBudgets: c.thinkingBudgets,
+        maxRetryDelayMs: c.maxRetryDelayMs,
+        identity: mergeIdentity(c.identity),
+        toolExecution: c.toolExecution,
+        beforeToolCall: c.beforeToolCall,
+        afterToolCall: c.afterToolCall,
+        finishTurn: c.finishTurn,
+        prepareRequest: c.prepareRequest,
+        prepareNextTurn: c.prepareNextTurn,
+        convertToLlm: c.convertToLlm,
+        transformContext: c.transformContext,
+        getApiKey: c.getApiKey,
+        getSteeringMessages: c.getSteeringMessages,
+        getFollowUpMessages: c.getFollowUpMessages,
+        apiKey,
+        signal,
+      }));
+    }
     return config;
   }
 

@@ -512,21 +512,24 @@ test('new Agent({ restore: null }) starts afresh, as for a session never saved',
   assert.deepEqual(a.state.messages, []);
 });
 
-test('L-80/L-152: the options an Agent\'s stream function gets have pi\'s keys in pi\'s order (this package\'s own options only when set)', async () => {
+test('L-80/L-152: the options an Agent\'s stream function gets have pi\'s keys in pi\'s order and pi\'s values (this package\'s own options only when set)', async () => {
   const { createAssistantMessageEventStream: piStream } = await import('@earendil-works/pi-ai');
   const keys = {};
   for (const [name, AgentClass, make] of [['ours', Agent, createAssistantMessageEventStream], ['pi', piCore.Agent, piStream]]) {
     const seen = [];
     const streamFn = (_model, _context, options) => {
-      seen.push(Object.keys(options));
+      seen.push(Object.entries(options).map(([k, v]) => [k, typeof v === 'function' ? 'function' : k === 'signal' ? v instanceof AbortSignal : v]));
       const s = make();
       const message = { role: 'assistant', content: [{ type: 'text', text: 'ok' }], api: model.api, provider: model.provider, model: model.id, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 1 };
       queueMicrotask(() => { s.push({ type: 'start', partial: message }); s.push({ type: 'done', reason: 'stop', message }); });
       return s;
     };
-    const agent = new AgentClass({ initialState: { model }, streamFn, sessionId: 's1' });
+    const agent = new AgentClass({ initialState: { model }, streamFn, sessionId: 's1', identity: { version: '7' } });
     agent.prepareNextTurn = async () => undefined;
     await agent.prompt('hi');
+    agent.state.thinkingLevel = 'high';
+    agent.identity = { attribution: null };
+    await agent.prompt('again');
     keys[name] = seen;
   }
   assert.deepEqual(keys.ours, keys.pi);
