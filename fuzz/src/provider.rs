@@ -146,11 +146,9 @@ pub fn decode(api: Api, chunks: &[&[u8]]) -> Decoded {
         o.get_or_insert_with("baseUrl", || "http://127.0.0.1/v1".into());
     }
     let model = Rc::new(model);
-    let context = LlmContext {
-        messages: vec![Rc::new(
-            json!({"role": "user", "content": "hi", "timestamp": 1}),
-        )],
-    };
+    let context = LlmContext::from(vec![Rc::new(
+        json!({"role": "user", "content": "hi", "timestamp": 1}),
+    )]);
     let options = StreamOptions {
         api_key: Some(KEY.into()),
         reasoning: None,
