@@ -7,6 +7,8 @@ import { Agent, createAssistantMessageEventStream, setDefaultStreamFn, getDefaul
 import * as piCore from '@earendil-works/pi-agent-core';
 
 const usage = () => ({ input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+import { answer } from './shared/scripted-loop.mjs';
+
 const model = { id: 'm', name: 'm', api: 'test-api', provider: 'test', baseUrl: '', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 };
 const text = (t) => ({ type: 'text', text: t });
 const user = (t) => ({ role: 'user', content: t, timestamp: 1 });
@@ -519,10 +521,7 @@ test('L-80/L-152: the options an Agent\'s stream function gets have pi\'s keys i
     const seen = [];
     const streamFn = (_model, _context, options) => {
       seen.push(Object.entries(options).map(([k, v]) => [k, typeof v === 'function' ? 'function' : k === 'signal' ? v instanceof AbortSignal : v]));
-      const s = make();
-      const message = { role: 'assistant', content: [{ type: 'text', text: 'ok' }], api: model.api, provider: model.provider, model: model.id, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 1 };
-      queueMicrotask(() => { s.push({ type: 'start', partial: message }); s.push({ type: 'done', reason: 'stop', message }); });
-      return s;
+      return answer(make, [{ type: 'text', text: 'ok' }], 'stop');
     };
     const agent = new AgentClass({ initialState: { model }, streamFn, sessionId: 's1', identity: { version: '7' } });
     agent.prepareNextTurn = async () => undefined;

@@ -16,6 +16,8 @@ import {
   DEFAULT_AGENT_IDENTITY,
 } from 'pi-agent-wasm';
 
+import { answer } from './shared/scripted-loop.mjs';
+
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 const A = (content, stopReason = 'stop', extra = {}) => ({
   role: 'assistant', content, api: 'a', provider: 'p', model: 'm', usage, stopReason, timestamp: Date.now(), ...extra,
@@ -233,10 +235,7 @@ test('L-80: the options object has pi\'s own keys in pi\'s order, an own `__prot
     const make = name === 'pi' ? piStream : createAssistantMessageEventStream;
     const streamFn = (_model, _context, options) => {
       seen.push(options);
-      const s = make();
-      const message = { role: 'assistant', content: [], api: 'a', provider: 'p', model: 'm', usage, stopReason: 'stop', timestamp: 1 };
-      queueMicrotask(() => { s.push({ type: 'start', partial: message }); s.push({ type: 'done', reason: 'stop', message }); });
-      return s;
+      return answer(make, [], 'stop');
     };
     return { seen, streamFn };
   };
@@ -267,10 +266,8 @@ test('L-78: each request\'s identity is made from config.identity as pi makes it
     let n = 0;
     const streamFn = (_model, _context, options) => {
       identities.push(options.identity);
-      const s = make();
-      const message = { role: 'assistant', content: n++ < 2 ? [{ type: 'toolCall', id: `c${n}`, name: 't', arguments: {} }] : [], api: 'a', provider: 'p', model: 'm', usage, stopReason: n <= 2 ? 'toolUse' : 'stop', timestamp: 1 };
-      queueMicrotask(() => { s.push({ type: 'start', partial: message }); s.push({ type: 'done', reason: message.stopReason, message }); });
-      return s;
+      n += 1;
+      return n <= 2 ? answer(make, [{ type: 'toolCall', id: `c${n}`, name: 't', arguments: {} }], 'toolUse') : answer(make, [], 'stop');
     };
     const tool = { name: 't', label: 't', description: 't', parameters: { type: 'object' }, execute: async () => { config.identity = changes.shift(); return { content: [], details: {} }; } };
     await core.runAgentLoop([user('x')], { messages: [], tools: [tool] }, config, () => {}, undefined, streamFn);
