@@ -236,14 +236,42 @@ fn difference(a: &Value, b: &Value) -> Option<(Vec<String>, String)> {
     }
 }
 
-/// `v` with non-finite numbers as `null`, as `JSON.stringify` writes them.
+/// `v` as `JSON.stringify` writes it: non-finite numbers as `null`, and each object's keys in
+/// JS's order (array indices first, ascending, then the others as they were inserted).
 fn finite_only(v: &Value) -> Value {
     match v {
         Value::Number(n) if !n.as_f64().is_some_and(f64::is_finite) => Value::Null,
         Value::Array(a) => Value::Array(a.iter().map(finite_only).collect()),
         Value::Object(o) => {
-            Value::Object(o.iter().map(|(k, v)| (k.clone(), finite_only(v))).collect())
+            let mut indexed: Vec<(u32, &String, &Value)> = o
+                .iter()
+                .filter_map(|(k, v)| array_index(k).map(|i| (i, k, v)))
+                .collect();
+            indexed.sort_by_key(|(i, _, _)| *i);
+            let others = o.iter().filter(|(k, _)| array_index(k).is_none());
+            Value::Object(
+                indexed
+                    .into_iter()
+                    .map(|(_, k, v)| (k, v))
+                    .chain(others)
+                    .map(|(k, v)| (k.clone(), finite_only(v)))
+                    .collect(),
+            )
         }
         other => other.clone(),
     }
+}
+
+/// `key` as a JS array index (a canonical integer below 2^32 − 1), which JS orders first.
+fn array_index(key: &str) -> Option<u32> {
+    if key.is_empty() || key.len() > 10 || (key.len() > 1 && key.starts_with('0')) {
+        return None;
+    }
+    if !key.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    key.parse::<u64>()
+        .ok()
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|&n| n != u32::MAX)
 }
