@@ -264,7 +264,9 @@ pub fn json_stringify_pretty(value: &Value) -> String {
 fn text_of(value: &Value, style: Style) -> String {
     let mut out = Vec::new();
     write(&mut out, value, style);
-    escape_lone(String::from_utf8_lossy(&out).into_owned())
+    // `write` puts out whole `str`s and ASCII only, so the bytes are UTF-8: taken as they are,
+    // with no check-and-copy of a lossy conversion.
+    escape_lone(String::from_utf8(out).unwrap_or_default())
 }
 
 /// Whether a JSON value is truthy in JS: not `null`, `false`, `0` or `""` (JSON has no NaN

@@ -57,6 +57,10 @@ pub struct Schema<'a> {
     refs: RefCell<Vec<(usize, usize)>>,
     /// Walks of the checker and the coercer in progress.
     depth: Cell<usize>,
+    /// Whether a walk met a value that is no array at a node with `items` or `prefixItems`:
+    /// the one place where coercion changes a value the check accepts (a type-less `items`
+    /// schema wraps a single value into an array).
+    pub(super) wraps: Cell<bool>,
 }
 
 /// One level of a schema walk, counted while it lives (see [`Schema::enter`]).
@@ -215,11 +219,12 @@ impl<'a> Schema<'a> {
             schema_error: RefCell::new(None),
             refs: RefCell::new(Vec::new()),
             depth: Cell::new(0),
+            wraps: Cell::new(false),
         }
     }
 
     /// Whether the validation already failed as a whole (nothing more is walked).
-    pub(super) fn failed(&self) -> bool {
+    pub fn failed(&self) -> bool {
         self.schema_error.borrow().is_some()
     }
 
@@ -315,6 +320,9 @@ impl<'a> Schema<'a> {
             Value::Object(n) => n,
             _ => return,
         };
+        if !v.is_array() && (n.contains_key("items") || n.contains_key("prefixItems")) {
+            self.wraps.set(true);
+        }
         if self.draft7 {
             if let Some(r) = n.get("$ref").and_then(Value::as_str) {
                 self.walk_ref(r, v, path, out);
