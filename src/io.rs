@@ -460,10 +460,5 @@ pub struct LoopConfig {
     pub model: Rc<Value>,
     pub reasoning: Option<ThinkingLevel>,
     pub api_key: Option<String>,
-    /// `config.identity`, merged over `default_identity` per L-78.
-    pub identity: Option<Value>,
-    /// pi's `DEFAULT_AGENT_IDENTITY` (L-37). The host owns the constant (the JS package
-    /// exports it, as pi does) and hands it to each run, so it has one home.
-    pub default_identity: Value,
     pub tool_execution: ToolExecution,
 }

@@ -87,7 +87,7 @@ fn l_20_l_123_provider_abort_arrives_as_an_aborted_message_kept_in_the_transcrip
 }
 
 #[test]
-fn l_37_l_39_l_80_forwarded_options_carry_key_reasoning_and_identity() {
+fn l_39_l_80_forwarded_options_carry_key_and_reasoning() {
     let w = World::default();
     w.model.push(Script::text("a"));
     let mut cfg = config();
@@ -98,7 +98,6 @@ fn l_37_l_39_l_80_forwarded_options_carry_key_reasoning_and_identity() {
     let r = &w.model.requests.borrow()[0];
     assert_eq!(r.api_key.as_deref(), Some("k"));
     assert_eq!(r.reasoning.as_deref(), Some("minimal"));
-    assert_eq!(r.identity["attribution"]["name"], "pi");
     assert_eq!(r.model["provider"], "test-provider");
 }
 

@@ -240,28 +240,6 @@ fn l_74_transform_context_applies_to_one_request_only() {
 }
 
 #[test]
-fn l_78_identity_merges_field_by_field_over_pis_attribution() {
-    let w = World::default();
-    w.model.push(Script::text("a"));
-    w.run(vec![user("q")], context(vec![], vec![]), config())
-        .unwrap();
-    assert_eq!(
-        w.model.requests.borrow()[0].identity,
-        json!({"attribution": {"name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"]}})
-    );
-    let w = World::default();
-    w.model.push(Script::text("a"));
-    let mut cfg = config();
-    cfg.identity = Some(json!({"attribution": null, "version": "9"}));
-    w.run(vec![user("q")], context(vec![], vec![]), cfg)
-        .unwrap();
-    assert_eq!(
-        w.model.requests.borrow()[0].identity,
-        json!({"attribution": null, "version": "9"})
-    );
-}
-
-#[test]
 fn l_84_l_87_final_message_is_the_result_with_thinking_level_and_provider_object_untouched() {
     let w = World::default();
     let script = Script::text("hi");

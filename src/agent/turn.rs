@@ -20,20 +20,6 @@ use crate::event::{AgentEvent, AssistantMessageEvent};
 use crate::io::{Context, LoopConfig, StreamFn, StreamOptions};
 use crate::message::{num, zero_usage, AgentMessage, Object};
 
-/// L-78 `mergeClientIdentity(DEFAULT_AGENT_IDENTITY, config.identity)`: field by field over
-/// `default`; absent fields are skipped, `null` is a real value.
-pub fn merge_identity(default: &Value, identity: Option<&Value>) -> Value {
-    let mut merged = default.clone();
-    if let (Some(Value::Object(src)), Value::Object(dst)) = (identity, &mut merged) {
-        for key in ["userAgent", "attribution", "version"] {
-            if let Some(v) = src.get(key) {
-                dst.insert(key.into(), v.clone());
-            }
-        }
-    }
-    merged
-}
-
 /// The error message used when a stream ends with neither a terminal event nor a result.
 pub const STREAM_ENDED_WITHOUT_RESULT: &str =
     "The stream function's stream ended without a done or error event and without a result";
@@ -72,7 +58,9 @@ pub async fn stream_assistant_response(
     let options = StreamOptions {
         api_key,
         reasoning: config.reasoning,
-        identity: merge_identity(&config.default_identity, config.identity.as_ref()),
+        // L-78: each request's identity is made by the host from `config.identity` then (the
+        // binding's glue, `requestIdentity`): the rule has one home, in JS, as pi's.
+        identity: Value::Null,
     };
     // L-79.
     let mut stream = stream_fn

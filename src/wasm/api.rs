@@ -56,10 +56,6 @@ fn loop_config(config: &JsValue, table: &Table) -> JsResult<LoopConfig> {
         model,
         reasoning: reasoning.filter(|r| *r != ThinkingLevel::Off),
         api_key: api_key.as_string(),
-        // Each request's identity is made by the glue from `config.identity` then, as pi
-        // makes it (the stream function's `options.identity`; the built-in provider's).
-        identity: None,
-        default_identity: crate::json::Value::Null,
         tool_execution: if tool_execution.as_string().as_deref() == Some("sequential") {
             ToolExecution::Sequential
         } else {

@@ -728,10 +728,6 @@ pub fn config() -> LoopConfig {
         model: Rc::new(json!({"id": "test-model", "api": "test-api", "provider": "test-provider"})),
         reasoning: None,
         api_key: None,
-        identity: None,
-        default_identity: json!({
-            "attribution": { "name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"] }
-        }),
         tool_execution: ToolExecution::Parallel,
     }
 }
