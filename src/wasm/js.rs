@@ -421,33 +421,8 @@ impl crate::json::HostValue for JsHost {
     }
 }
 
-thread_local! {
-    /// The last short strings [`js_str`] made, newest last: a tool call's id and its tool's
-    /// name go to JS in each of the call's events, and a JS string made from wasm memory
-    /// costs a TextDecoder call.
-    static RECENT: RefCell<Vec<(String, JsValue)>> = const { RefCell::new(Vec::new()) };
-}
-
 /// A core string as the JS string it stands for (a lone surrogate restored: crate::json).
 pub fn js_str(s: &str) -> JsValue {
-    if s.len() <= 64 {
-        return RECENT.with(|recent| {
-            let mut recent = recent.borrow_mut();
-            if let Some((_, js)) = recent.iter().rev().find(|(t, _)| t == s) {
-                return js.clone();
-            }
-            let js = new_js_str(s);
-            if recent.len() >= 8 {
-                recent.remove(0);
-            }
-            recent.push((s.to_owned(), js.clone()));
-            js
-        });
-    }
-    new_js_str(s)
-}
-
-fn new_js_str(s: &str) -> JsValue {
     if !crate::json::has_lone(s) {
         return JsValue::from_str(s);
     }

@@ -30,6 +30,20 @@ pub struct JsTool {
 }
 
 impl JsTool {
+    /// The `arguments` of the response's block for `call` as they are now, read as JSON: pi
+    /// validates (a copy of) that very object when it prepares the call (L-97, L-98), so a
+    /// change a listener made in place counts. `None` (the arguments the core read with the
+    /// response) when the glue kept no block for the call's id (a checkpointed run resumed,
+    /// `runToolCall`, an id used twice) or they cannot be read as JSON.
+    fn live_arguments(&self, call: &Value) -> Option<Value> {
+        let id = crate::message::str_field(call, "id");
+        let own = self.table.glue().call_arguments(&super::js::js_str(id));
+        if own.is_undefined() {
+            return None;
+        }
+        to_json(&own, "the tool call's arguments").ok().flatten()
+    }
+
     /// Reads a tool object through the glue's `readTool`, as pi reads it when it declares
     /// the tools (L-26): a throwing getter or Proxy trap is `Err` with what it threw; a part
     /// that is not JSON (or no parameters), an `invalid_input` error naming it.
@@ -97,7 +111,8 @@ impl Tool for JsTool {
     fn prepare_arguments(&self, call: &Rc<Value>) -> Option<HostResult<Value>> {
         // A throwing read is the preparation throwing: an error result (L-101).
         let f = match read_fn(&self.js, "prepareArguments") {
-            Ok(f) => f?,
+            Ok(Some(f)) => f,
+            Ok(None) => return self.live_arguments(call).map(Ok),
             Err(e) => return Some(Err(e)),
         };
         // As pi, with the call's own `arguments` object (the response's block, or the tool

@@ -415,3 +415,44 @@ test('an error result the loop makes: the toolResult message shares tool_executi
   const messages = await ours.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] }, { model, convertToLlm: (m) => m }, () => {}, undefined, streamFn);
   assert.deepEqual(messages.filter((x) => x.role === 'toolResult').map((m) => m.content[0].text), ['Tool nope not found', 'Tool nada not found']);
 });
+
+test('L-97/L-98: a listener\'s in-place change to a tool call\'s arguments (at message_end, or at the call\'s tool_execution_start) is what is validated, passed to beforeToolCall and executed, as pi (a JS stream function and a built-in provider, parallel and sequential)', async () => {
+  const schema = { type: 'object', properties: { path: { type: 'string' }, n: { type: 'number' } }, required: ['path'] };
+  // What each listener does to the block's arguments; the last breaks validation after the fact.
+  const edits = {
+    messageEnd: (e) => { if (e.type === 'message_end' && e.message.role === 'assistant') for (const b of e.message.content) if (b.type === 'toolCall') b.arguments.path = `${b.arguments.path}+end`; },
+    start: (e) => { if (e.type === 'tool_execution_start') e.args.n = '7'; },
+    invalid: (e) => { if (e.type === 'tool_execution_start') delete e.args.path; },
+  };
+  const seen = async (core, streamFn, model, mode, edit) => {
+    const out = [];
+    const tool = { name: 't', label: 't', description: 't', parameters: schema, executionMode: mode,
+      execute: async (id, args) => { out.push(['execute', id, JSON.stringify(args)]); return { content: [{ type: 'text', text: 'r' }], details: {} }; } };
+    const messages = await core.runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [tool] }, {
+      model, apiKey: 'k', convertToLlm: (m) => m, beforeToolCall: ({ toolCall, args }) => { out.push(['before', toolCall.id, JSON.stringify(args)]); },
+    }, edit, undefined, streamFn);
+    for (const m of messages) if (m.role === 'toolResult') out.push(['result', m.toolCallId, m.isError, m.content[0]?.text]);
+    return out;
+  };
+  for (const mode of ['parallel', 'sequential']) {
+    for (const [kind, edit] of Object.entries(edits)) {
+      const calls = [{ type: 'toolCall', id: 'c1', name: 't', arguments: { path: 'a' } }, { type: 'toolCall', id: 'c2', name: 't', arguments: { path: 'b', n: 1 } }];
+      const [o, p] = [
+        await seen(ours, twoAnswers(IMPLS.ours.stream, structuredClone(calls)), model, mode, edit),
+        await seen(pi, twoAnswers(IMPLS.pi.stream, structuredClone(calls)), model, mode, edit),
+      ];
+      assert.deepEqual(o, p, `JS stream function, ${mode}, ${kind}`);
+      assert.ok(p.some(([what, , , text]) => what === 'result' && typeof text === 'string'), kind);
+    }
+  }
+  const server = await startOpenAIServer((body) => (body.messages.some((m) => m.role === 'tool') ? textChunks('done') : toolCallChunks('call_1', 't', { path: 'a' })));
+  try {
+    const llm = { id: 'm', name: 'm', api: 'openai-completions', provider: 'p', baseUrl: server.baseUrl, reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e6, maxTokens: 1e4, compat: { supportsStore: false } };
+    for (const [kind, edit] of Object.entries(edits)) {
+      const [o, p] = [await seen(ours, undefined, llm, 'parallel', edit), await seen(pi, piStreamSimple, llm, 'parallel', edit)];
+      assert.deepEqual(o, p, `built-in provider, ${kind}`);
+    }
+  } finally {
+    await server.close();
+  }
+});
