@@ -39,7 +39,7 @@ extern "C" {
 
     /// `JSON.stringify(value)`, which throws on cycles and BigInt.
     #[wasm_bindgen(catch, js_namespace = JSON, js_name = stringify)]
-    fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
+    pub fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
 
     /// `Function.prototype.call.call(f, this, ...)`: calls `f` as `f(...)` does, without
     /// looking up `call` on `f` (a Proxy's `get` trap, an own `call` property).

@@ -30,18 +30,23 @@ pub struct JsTool {
 }
 
 impl JsTool {
-    /// The `arguments` of the response's block for `call` as they are now, read as JSON: pi
-    /// validates (a copy of) that very object when it prepares the call (L-97, L-98), so a
-    /// change a listener made in place counts. `None` (the arguments the core read with the
-    /// response) when the glue kept no block for the call's id (a checkpointed run resumed,
-    /// `runToolCall`, an id used twice) or they cannot be read as JSON.
+    /// The `arguments` of the response's block for `call` as they are now, read as JSON, when
+    /// they changed since the response ended: pi validates (a copy of) that very object when
+    /// it prepares the call (L-97, L-98), so a change a listener made in place counts. `None`
+    /// (the arguments the core read with the response, a `-0` in them kept) when they are
+    /// the same JSON, when the glue kept no block for the call's id (a checkpointed run
+    /// resumed, `runToolCall`, an id used twice), or when they are no JSON.
     fn live_arguments(&self, call: &Value) -> Option<Value> {
         let id = crate::message::str_field(call, "id");
         let own = self.table.glue().call_arguments(&super::js::js_str(id));
-        if own.is_undefined() {
+        let text = super::js::json_stringify(&own).ok()?.as_string()?;
+        if call
+            .get("arguments")
+            .is_some_and(|read| crate::json::json_stringify(read) == text)
+        {
             return None;
         }
-        to_json(&own, "the tool call's arguments").ok().flatten()
+        crate::json::parse(&text).ok()
     }
 
     /// Reads a tool object through the glue's `readTool`, as pi reads it when it declares
