@@ -229,9 +229,11 @@ pub trait Tool {
     fn parameters(&self) -> &Value;
     /// L-26: `{ name, description, parameters (JSON-normalised), constrainedSampling? }`.
     fn declaration(&self) -> Value;
-    /// L-97: `prepareArguments(call.arguments)` for tool call `call`. `None` when the tool
-    /// has none (or leaves the arguments as they are); `Some(Ok(args))` for the arguments to
-    /// validate; `Some(Err)` when it threw.
+    /// L-97: the arguments to validate for tool call `call`, as pi prepares them: what
+    /// `prepareArguments(call.arguments)` returns, or, for a tool without it, the call's
+    /// arguments as the host holds them now when they changed since the response ended (a
+    /// listener's change in place counts, as in pi). `None` keeps `call.arguments`;
+    /// `Some(Err)` when `prepareArguments` threw.
     fn prepare_arguments(&self, _call: &Rc<Value>) -> Option<HostResult<Value>> {
         None
     }
