@@ -146,9 +146,11 @@ extern "C" {
         on_update: &JsValue,
     ) -> Result<JsValue, JsValue>;
 
-    /// `config[name]` as pi calls it: `undefined` when absent, else the function.
+    /// `config[name]` as pi calls it: `None` when absent, else the function (the glue throws
+    /// for any other value).
     #[wasm_bindgen(method, catch)]
-    pub fn hook(this: &Glue, config: &JsValue, name: &JsValue) -> Result<JsValue, JsValue>;
+    pub fn hook(this: &Glue, config: &JsValue, name: &JsValue)
+        -> Result<Option<Function>, JsValue>;
 
     /// `[obj[a], obj[b], …]` for `names` "a,b,…".
     #[wasm_bindgen(method, catch)]

@@ -291,12 +291,10 @@ impl JsHooks {
     /// `config[name]` as pi calls it, read by the glue's `hook`: `None` when absent; a
     /// throwing read, or a value that is no function, is `Err`.
     fn hook_fn(&self, name: &'static str) -> Result<Option<Function>, Thrown> {
-        let f = self
-            .table
+        self.table
             .glue()
             .hook(&self.config, &key(name))
-            .map_err(thrown)?;
-        Ok(f.dyn_into::<Function>().ok())
+            .map_err(thrown)
     }
 
     /// `config[name](...args)` awaited, or `None` when the hook is not configured. A
