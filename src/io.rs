@@ -176,6 +176,10 @@ pub trait HttpResponse {
     /// The body's next chunk; `None` at its end. A reset, an abort or a body the host cannot
     /// read is `Err` with the reason.
     fn read(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, String>>;
+    /// The answer is whole (the stream's end event came): what is left of the body is not
+    /// needed. A host may read it to its end rather than cancel it when the response is
+    /// dropped (a cancel can cost more than the read, and loses the connection).
+    fn answered(&mut self) {}
 }
 
 /// What the built-in providers need from the network and the timers (the JS binding's is

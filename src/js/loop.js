@@ -734,6 +734,64 @@ function readBody(reader) {
   return reader.read();
 }
 
+/**
+ * Lets go of a body reader before the body's end (fetch.rs `BodyReader`), never throwing:
+ * cancels the body, so the connection closes. When the answer was whole (its end event came),
+ * the body is read to its end in the background instead: a cancel costs more (Node's fetch
+ * aborts its controller for it, and the connection is not reused) than the one read a
+ * well-behaved server answers with its end. Should more come, or nothing within a second, the
+ * body is cancelled then.
+ */
+function release(reader, answered) {
+  const cancel = () => {
+    try {
+      Promise.resolve(reader.cancel()).catch(() => {});
+    } catch {
+      // A reader of the caller's `fetch` whose cancel throws: nothing more to do.
+    }
+  };
+  if (!answered) return cancel();
+  let timer;
+  try {
+    timer = setTimeout(cancel, 1000);
+    // Node: the wait keeps no process alive.
+    timer?.unref?.();
+    Promise.resolve(reader.read()).then(
+      (step) => {
+        clearTimeout(timer);
+        if (step?.done !== true) cancel();
+      },
+      () => clearTimeout(timer),
+    );
+  } catch {
+    clearTimeout(timer);
+    cancel();
+  }
+}
+
+/** `o[k]` of a value the caller's `fetch` made: `undefined` for a primitive or a throwing read. */
+function quietly(o, k) {
+  if (o === null || (typeof o !== 'object' && typeof o !== 'function')) return undefined;
+  try {
+    return o[k];
+  } catch {
+    return undefined;
+  }
+}
+
+/** A body read's step for fetch.rs, in one crossing: `null` at the end (a `done` that is
+ * not `false`), else a fresh Uint8Array of this realm over the chunk's bytes, for any
+ * `ArrayBuffer` view (of any realm) or this realm's `ArrayBuffer`; a chunk of another kind in
+ * an array of one (so `undefined` is told from the end). The constructor throws for a
+ * detached buffer or a range outside it. */
+function chunkOf(step) {
+  if (quietly(step, 'done') !== false) return null;
+  const value = quietly(step, 'value');
+  if (ArrayBuffer.isView(value)) return new Uint8Array(quietly(value, 'buffer'), quietly(value, 'byteOffset'), quietly(value, 'byteLength'));
+  if (value instanceof ArrayBuffer) return new Uint8Array(value, 0);
+  return [value];
+}
+
 /** The core's event types, by the index the core passes (src/event.rs AGENT_EVENT_TYPES,
  * checked by tests/contract.rs). */
 const EVENT_TYPES = ['agent_start', 'turn_start', 'message_start', 'message_update', 'message_end', 'tool_execution_start',
@@ -793,7 +851,7 @@ function executeTool(tool, id, args, signal, onUpdate) {
   return tool.execute(id, args, signal, onUpdate);
 }
 
-const GLUE = { requestIdentity: (config) => mergeIdentity(config.identity), emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, callArguments, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, sleep, deadline, envApiKey, describeError, redact };
+const GLUE = { requestIdentity: (config) => mergeIdentity(config.identity), emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, callArguments, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, chunkOf, release, sleep, deadline, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

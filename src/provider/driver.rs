@@ -1003,7 +1003,12 @@ impl ProviderStream {
         self.scratch = out;
         match decoded {
             Ok(false) => {}
-            Ok(true) => self.end(),
+            Ok(true) => {
+                if let Some(body) = self.body.as_mut() {
+                    body.answered();
+                }
+                self.end()
+            }
             Err(message) => self.fail(&message),
         }
     }

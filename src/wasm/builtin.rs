@@ -190,18 +190,23 @@ impl HttpResponse for JsResponse {
     fn read(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, String>> {
         Box::pin(async move {
             if self.reader.is_none() {
-                self.reader = Some(self.response.reader().map_err(|e| e.message)?);
+                self.reader = Some(self.response.reader(&self.glue).map_err(|e| e.message)?);
             }
             match self.reader.as_mut() {
                 // A reset or a broken stream (a thrown value) is named with its cause; the
                 // reader's own errors (a chunk that is no bytes) name themselves.
-                Some(reader) => reader.read(&self.glue).await.map_err(|e| match e.payload {
+                Some(reader) => reader.read().await.map_err(|e| match e.payload {
                     Some(_) => format!("Reading the response failed: {}", describe(&self.glue, e)),
                     None => e.message,
                 }),
                 None => Ok(None),
             }
         })
+    }
+    fn answered(&mut self) {
+        if let Some(reader) = self.reader.as_mut() {
+            reader.answered = true;
+        }
     }
 }
 
@@ -210,7 +215,7 @@ impl Drop for JsResponse {
     /// a reader cancels its body when it is dropped.
     fn drop(&mut self) {
         if self.reader.is_none() {
-            drop(self.response.reader());
+            drop(self.response.reader(&self.glue));
         }
     }
 }

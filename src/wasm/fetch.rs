@@ -7,24 +7,9 @@ use js_sys::{Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js::{call, call_method, from_entries, get, ignore_rejection, key, set, settle};
+use super::js::{call, call_method, from_entries, get, key, set, settle};
 use crate::error::Thrown;
-
-#[wasm_bindgen]
-extern "C" {
-    /// A Uint8Array this module makes.
-    #[wasm_bindgen(js_name = Uint8Array)]
-    type FreshBytes;
-
-    /// `new Uint8Array(buffer, byteOffset, byteLength)`, which throws for a detached buffer
-    /// or a range outside it.
-    #[wasm_bindgen(catch, constructor, js_class = "Uint8Array")]
-    fn byte_view(
-        buffer: &JsValue,
-        offset: &JsValue,
-        length: &JsValue,
-    ) -> Result<FreshBytes, JsValue>;
-}
+use crate::json::Value;
 
 /// `options.fetch` if it is a function, else the global `fetch` as it is at this request:
 /// read each time, so a polyfill or a mock installed after the first request is used.
@@ -77,9 +62,9 @@ impl Response {
         let mut out = Vec::new();
         let headers = get(&self.response, "headers");
         // A `fetch` of the caller's may give any headers object: read through `catch`.
-        if let Ok(Some(crate::json::Value::Object(h))) = from_entries(&headers) {
+        if let Ok(Some(Value::Object(h))) = from_entries(&headers) {
             for (k, v) in h {
-                if let crate::json::Value::String(v) = v {
+                if let Value::String(v) = v {
                     out.push((k, v));
                 }
             }
@@ -95,13 +80,16 @@ impl Response {
     }
 
     /// A reader of the body's chunks.
-    pub fn reader(&self) -> Result<BodyReader, Thrown> {
+    pub fn reader(&self, glue: &super::glue::Glue) -> Result<BodyReader, Thrown> {
         let body = get(&self.response, "body");
         if body.is_null() || body.is_undefined() {
             return Err(Thrown::new("The response has no body"));
         }
         Ok(BodyReader {
             reader: call_method(&body, "getReader", &[])?,
+            glue: glue.clone(),
+            ended: false,
+            answered: false,
         })
     }
 }
@@ -109,57 +97,55 @@ impl Response {
 /// `ReadableStreamDefaultReader` of a response body.
 pub struct BodyReader {
     reader: JsValue,
+    glue: super::glue::Glue,
+    /// The body was read to its end: nothing is left to cancel.
+    ended: bool,
+    /// The answer is whole (the stream's end event came): the rest of the body is not needed.
+    pub answered: bool,
 }
 
 impl BodyReader {
     /// The next chunk, `None` at the end. A reset or an abort is `Err`.
-    pub async fn read(&mut self, glue: &super::glue::Glue) -> Result<Option<Vec<u8>>, Thrown> {
+    ///
+    /// The glue's `chunkOf` reads the step in one crossing: `null` at the end (a `done` that
+    /// is not `false`), else the chunk's bytes as a fresh Uint8Array of this realm. Not only
+    /// this realm's `Uint8Array`: a test environment such as jsdom, or a `fetch` from another
+    /// realm (an iframe, a polyfill), hands over typed arrays that `instanceof` does not
+    /// recognise, and dropping them would lose the response. Any `ArrayBuffer` view (of any
+    /// realm) or `ArrayBuffer` is read as its bytes, without running caller code (a caller's
+    /// `fetch` may hand over an array with its own `length` getter, or a detached buffer: the
+    /// constructor checks the range against the real buffer). Anything else comes back in an
+    /// array of one, and is an error that names it, never silently skipped.
+    pub async fn read(&mut self) -> Result<Option<Vec<u8>>, Thrown> {
+        let glue = &self.glue;
         let step = settle(glue.read_body(&self.reader).map_err(super::js::thrown)?).await?;
-        if get(&step, "done").as_bool().unwrap_or(true) {
-            return Ok(None);
-        }
-        chunk_bytes(&get(&step, "value")).map(Some)
-    }
-}
-
-/// A body chunk's bytes. Not only this realm's `Uint8Array`: a test environment such as
-/// jsdom, or a `fetch` from another realm (an iframe, a polyfill), hands over typed arrays
-/// that `instanceof` does not recognise, and dropping them would lose the response. Any
-/// `ArrayBuffer` view (of any realm) or `ArrayBuffer` is read as its bytes; anything else is
-/// an error that names it, never silently skipped.
-fn chunk_bytes(value: &JsValue) -> Result<Vec<u8>, Thrown> {
-    // Each view is a fresh Uint8Array of this realm, read without running caller code (a
-    // caller's `fetch` may hand over an array with its own `length` getter, or a detached
-    // buffer): the constructor checks the range against the real buffer.
-    let copy = if js_sys::ArrayBuffer::is_view(value) {
-        FreshBytes::byte_view(
-            &get(value, "buffer"),
-            &get(value, "byteOffset"),
-            &get(value, "byteLength"),
-        )
-    } else if value.is_instance_of::<js_sys::ArrayBuffer>() {
-        FreshBytes::byte_view(value, &JsValue::from_f64(0.0), &JsValue::UNDEFINED)
-    } else {
-        return Err(Thrown::new(format!(
-            "The response body gave a chunk that is not bytes ({})",
-            crate::wasm::js::describe(value)
-        )));
-    };
-    copy.map(|bytes| bytes.unchecked_into::<Uint8Array>().to_vec())
-        .map_err(|e| {
+        let chunk = glue.chunk_of(&step).map_err(|e| {
             Thrown::new(format!(
                 "The response body gave a chunk that cannot be read ({})",
                 crate::wasm::js::error_text(&e)
             ))
-        })
+        })?;
+        let Some(chunk) = chunk else {
+            self.ended = true;
+            return Ok(None);
+        };
+        match chunk.dyn_into::<Uint8Array>() {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(other) => Err(Thrown::new(format!(
+                "The response body gave a chunk that is not bytes ({})",
+                crate::wasm::js::describe(&other.unchecked_into::<js_sys::Array>().get(0))
+            ))),
+        }
+    }
 }
 
 impl Drop for BodyReader {
-    /// Dropping the reader before the end cancels the body, so the connection closes.
+    /// A reader dropped before the body's end: the glue's `release` cancels the body, so the
+    /// connection closes; or, when the answer was whole, reads it to its end in the
+    /// background (a cancel can cost more than that read, and loses the connection).
     fn drop(&mut self) {
-        if let Ok(p) = call_method(&self.reader, "cancel", &[]) {
-            // A rejected cancel (already closed) must not become an unhandled rejection.
-            ignore_rejection(&p);
+        if !self.ended {
+            let _ = self.glue.release(&self.reader, self.answered);
         }
     }
 }

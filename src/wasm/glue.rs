@@ -255,6 +255,17 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = readBody)]
     pub fn read_body(this: &Glue, reader: &JsValue) -> Result<JsValue, JsValue>;
 
+    /// A body read's step as fetch.rs reads it: `None` at the end, else the chunk's bytes as
+    /// a fresh Uint8Array, or `[chunk]` when it is no bytes. Throws when a view's
+    /// range cannot be read.
+    #[wasm_bindgen(method, catch, js_name = chunkOf)]
+    pub fn chunk_of(this: &Glue, step: &JsValue) -> Result<Option<JsValue>, JsValue>;
+
+    /// Lets go of a body reader before the body's end (fetch.rs): cancels the body, or reads
+    /// it to its end in the background when the answer was whole.
+    #[wasm_bindgen(method, catch)]
+    pub fn release(this: &Glue, reader: &JsValue, answered: bool) -> Result<(), JsValue>;
+
     /// A Promise that resolves after `ms`, or earlier when `signal` aborts.
     #[wasm_bindgen(method, catch)]
     pub fn sleep(this: &Glue, ms: f64, signal: &JsValue) -> Result<JsValue, JsValue>;

@@ -202,12 +202,6 @@ pub async fn tick() {
     }
 }
 
-/// Marks a caller's thenable `p` as handled, so its rejection is not reported as unhandled:
-/// its settlement goes to a slot freed at once, so nothing waits for it.
-pub fn ignore_rejection(p: &JsValue) {
-    let _ = Settling::start(p, false);
-}
-
 /// `Object.fromEntries(value)` of a caller's iterable of pairs (a `Headers`), as JSON; a
 /// throw is `Err`.
 pub fn from_entries(value: &JsValue) -> Result<Option<Value>, String> {

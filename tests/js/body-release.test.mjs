@@ -1,0 +1,101 @@
+// What becomes of a built-in provider's response body once the answer is whole (its end event
+// came: `[DONE]`, `message_stop`, `response.completed`) and the run no longer reads it. pi-ai's
+// clients read such a body to its end; this package did too, but cancelled it, and a cancel is
+// not free: Node's fetch aborts its controller for it (a fifth of a small request's CPU) and the
+// connection is not reused. Now: a body whose answer is whole is read to its end in the
+// background; should more come after the end, or nothing within a second, it is cancelled then;
+// a body cut short (an abort) is cancelled at once. Real servers on 127.0.0.1.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { faultServer, modelAt, runLoop, sseAnswer } from './shared/four-apis.mjs';
+
+const KEY = 'sk-release-secret-0123456789';
+const servers = [];
+after(() => Promise.all(servers.map((s) => s.close())));
+
+/** A server whose answer is `sseAnswer(api)`; `then(res)` decides what follows the end.
+ * `seen` resolves with how the response ended: 'finished' (the server ended it) or 'cut'
+ * (the client went away first). */
+async function serve(api, then) {
+  let ended;
+  const seen = new Promise((resolve) => { ended = resolve; });
+  const server = await faultServer((_req, res) => {
+    res.on('close', () => ended(res.writableFinished ? 'finished' : 'cut'));
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(sseAnswer(api, 'whole answer'));
+    then(res);
+  });
+  servers.push(server);
+  return { server, seen };
+}
+
+const within = (ms, p) => Promise.race([p, new Promise((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms))]);
+
+for (const api of ['openai-completions', 'anthropic-messages', 'openai-responses']) {
+  test(`${api}: a whole answer whose body ends a little later is read to its end, not cancelled`, async () => {
+    const { server, seen } = await serve(api, (res) => setTimeout(() => res.end(), 50));
+    const { last } = await runLoop(modelAt(api, server.origin), KEY);
+    assert.equal(last.stopReason, 'stop');
+    assert.equal(last.content[0].text, 'whole answer');
+    assert.equal(await within(5000, seen), 'finished');
+  });
+
+  test(`${api}: more data after the end: the body is cancelled, the answer kept`, async () => {
+    const { server, seen } = await serve(api, (res) => {
+      const more = setInterval(() => { if (!res.destroyed) res.write(': still here\n\n'); }, 20);
+      res.on('close', () => clearInterval(more));
+    });
+    const { last } = await runLoop(modelAt(api, server.origin), KEY);
+    assert.equal(last.stopReason, 'stop');
+    assert.equal(last.content[0].text, 'whole answer');
+    assert.equal(await within(5000, seen), 'cut');
+  });
+
+  test(`${api}: a server silent after the end: the answer comes at once, the body is cancelled later`, async () => {
+    const { server, seen } = await serve(api, () => {});
+    let answered = false;
+    const cutFirst = seen.then(() => !answered);
+    const { last } = await runLoop(modelAt(api, server.origin), KEY);
+    answered = true;
+    assert.equal(last.stopReason, 'stop');
+    assert.equal(await within(5000, seen), 'cut');
+    assert.equal(await cutFirst, false, 'the answer waited for the body to be cancelled');
+  });
+}
+
+test('a body cut short by an abort is cancelled at once', async () => {
+  const api = 'openai-completions';
+  let ended;
+  const seen = new Promise((resolve) => { ended = resolve; });
+  const server = await faultServer((_req, res) => {
+    res.on('close', () => ended(res.writableFinished ? 'finished' : 'cut'));
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(sseAnswer(api, 'half').split('data: [DONE]')[0].split('\n\n').slice(0, 2).join('\n\n') + '\n\n');
+  });
+  servers.push(server);
+  const controller = new AbortController();
+  const run = runLoop(modelAt(api, server.origin), KEY, {}, controller.signal);
+  setTimeout(() => controller.abort(), 100);
+  const { last } = await run;
+  assert.equal(last.stopReason, 'aborted');
+  assert.equal(await within(500, seen), 'cut');
+});
+
+test('a Node process whose last answer\'s server stays silent after the end exits: the wait keeps nothing alive past the cancel', async () => {
+  const api = 'openai-completions';
+  const { server } = await serve(api, () => {});
+  const script = `
+    import { runAgentLoop, streamSimple } from 'pi-agent-wasm';
+    import { modelAt } from ${JSON.stringify(new URL('./shared/four-apis.mjs', import.meta.url).href)};
+    const messages = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] },
+      { model: modelAt(${JSON.stringify(api)}, ${JSON.stringify(server.origin)}), apiKey: 'k', convertToLlm: (m) => m }, () => {}, undefined, streamSimple);
+    console.log(messages.at(-1).content[0].text);`;
+  // Asynchronously: the server answering it lives in this process.
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)), encoding: 'utf8', timeout: 20_000,
+  });
+  assert.equal(stdout.trim(), 'whole answer');
+});
