@@ -103,7 +103,17 @@ pub fn run_position(id: u32) -> JsValue {
 /// `runPosition`; `checkpoint` (a function, or undefined) is awaited before each tool's
 /// `execute`.
 #[wasm_bindgen(js_name = runLoop)]
-pub async fn run_loop(glue: Glue, run: RunOptions) -> JsResult<JsValue> {
+pub fn run_loop_js(glue: Glue, run: RunOptions) -> js_sys::Promise {
+    promise(Box::pin(run_loop(glue, run)))
+}
+
+/// The Promise of an export's work: every async export goes through this one future type,
+/// so wasm-bindgen's Promise machinery is in the `.wasm` once.
+fn promise(work: futures::future::LocalBoxFuture<'static, JsResult<JsValue>>) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(work)
+}
+
+async fn run_loop(glue: Glue, run: RunOptions) -> JsResult<JsValue> {
     let (prompts, context, config, emit, signal, stream_fn, checkpoint) = (
         run.prompts(),
         run.context(),
@@ -199,11 +209,11 @@ pub async fn run_loop(glue: Glue, run: RunOptions) -> JsResult<JsValue> {
 
 /// `runToolCall(toolCall, options)` (L-38).
 #[wasm_bindgen(js_name = runToolCall)]
-pub async fn run_tool_call_js(
-    glue: Glue,
-    tool_call: JsValue,
-    options: JsValue,
-) -> JsResult<JsValue> {
+pub fn run_tool_call_js(glue: Glue, tool_call: JsValue, options: JsValue) -> js_sys::Promise {
+    promise(Box::pin(tool_call_js(glue, tool_call, options)))
+}
+
+async fn tool_call_js(glue: Glue, tool_call: JsValue, options: JsValue) -> JsResult<JsValue> {
     let table = Table::new(glue);
     let f = table
         .fields(&options, "signal,tools,assistantMessage,context,onUpdate")
@@ -289,7 +299,17 @@ pub async fn run_tool_call_js(
 /// `streamSimple(model, context, options)` called directly (outside a loop): runs the
 /// built-in stream and pushes pi-ai's events to `push`; resolves when the response ended.
 #[wasm_bindgen(js_name = streamOnce)]
-pub async fn stream_once(
+pub fn stream_once_js(
+    glue: Glue,
+    model: JsValue,
+    context: JsValue,
+    options: JsValue,
+    push: JsValue,
+) -> js_sys::Promise {
+    promise(Box::pin(stream_once(glue, model, context, options, push)))
+}
+
+async fn stream_once(
     glue: Glue,
     model: JsValue,
     context: JsValue,
