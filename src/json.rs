@@ -337,10 +337,15 @@ macro_rules! value_member {
 }
 
 /// An object of `pairs`, in their order.
-pub fn object_of<const N: usize>(pairs: [(&str, Value); N]) -> Value {
-    let mut map = Map::with_capacity(N);
+pub fn object_of<const N: usize>(mut pairs: [(&str, Value); N]) -> Value {
+    object_from(&mut pairs)
+}
+
+/// [`object_of`]'s work, once for every `N`: the values are taken out of `pairs`.
+fn object_from(pairs: &mut [(&str, Value)]) -> Value {
+    let mut map = Map::with_capacity(pairs.len());
     for (k, v) in pairs {
-        map.insert(k.to_owned(), v);
+        map.insert((*k).to_owned(), std::mem::take(v));
     }
     Value::Object(map)
 }
