@@ -734,15 +734,38 @@ function readBody(reader) {
   return reader.read();
 }
 
+/** By body reader: what removes its abort listener (`bodyReader`). */
+const DETACH = new WeakMap();
+
+/** `body.getReader()` for fetch.rs, cancelled when `signal` aborts: a `fetch` that dropped the
+ * signal (a wrapper, a polyfill) would otherwise keep the body, and a read, going. The
+ * listener goes when the reader is let go of (`release`). */
+function bodyReader(body, signal) {
+  const reader = body.getReader();
+  if (signal != null && typeof signal.addEventListener === 'function') {
+    const cancel = () => release(reader, 2);
+    if (signal.aborted) cancel();
+    else {
+      signal.addEventListener('abort', cancel, { once: true });
+      DETACH.set(reader, () => signal.removeEventListener('abort', cancel));
+    }
+  }
+  return reader;
+}
+
 /**
- * Lets go of a body reader before the body's end (fetch.rs `BodyReader`), never throwing:
- * cancels the body, so the connection closes. When the answer was whole (its end event came),
- * the body is read to its end in the background instead: a cancel costs more (Node's fetch
- * aborts its controller for it, and the connection is not reused) than the one read a
- * well-behaved server answers with its end. Should more come, or nothing within a second, the
- * body is cancelled then.
+ * Lets go of a body reader (fetch.rs `BodyReader`), never throwing; `how` is 0 when the body
+ * was read to its end (nothing to do but drop the abort listener), 1 when the answer was whole
+ * (its end event came), 2 otherwise. A body cut short is cancelled, so the connection closes. A
+ * whole answer's body is read to its end in the background instead: a cancel costs more
+ * (Node's fetch aborts its controller for it, and the connection is not reused) than the one
+ * read a well-behaved server answers with its end. Should more come, or nothing within a
+ * second, the body is cancelled then.
  */
-function release(reader, answered) {
+function release(reader, how) {
+  DETACH.get(reader)?.();
+  DETACH.delete(reader);
+  if (how === 0) return;
   const cancel = () => {
     try {
       Promise.resolve(reader.cancel()).catch(() => {});
@@ -750,7 +773,7 @@ function release(reader, answered) {
       // A reader of the caller's `fetch` whose cancel throws: nothing more to do.
     }
   };
-  if (!answered) return cancel();
+  if (how === 2) return cancel();
   let timer;
   try {
     timer = setTimeout(cancel, 1000);
@@ -779,16 +802,32 @@ function quietly(o, k) {
   }
 }
 
-/** A body read's step for fetch.rs, in one crossing: `null` at the end (a `done` that is
- * not `false`), else a fresh Uint8Array of this realm over the chunk's bytes, for any
- * `ArrayBuffer` view (of any realm) or this realm's `ArrayBuffer`; a chunk of another kind in
- * an array of one (so `undefined` is told from the end). The constructor throws for a
- * detached buffer or a range outside it. */
+/** `ArrayBuffer.prototype.byteLength`'s getter: it throws for anything but an ArrayBuffer, of
+ * any realm. */
+const BYTE_LENGTH = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
+
+/** Whether `v` is an ArrayBuffer of any realm (not a look-alike). */
+function isArrayBuffer(v) {
+  try {
+    BYTE_LENGTH.call(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A body read's step for fetch.rs, in one crossing: `null` at the end (`done: true`), else
+ * a fresh Uint8Array of this realm over the chunk's bytes, for any `ArrayBuffer` view or
+ * `ArrayBuffer` (of any realm); a chunk of another kind in an array of one (so `undefined` is
+ * told from the end). Throws for a step that is no read result (no boolean `done`), and the
+ * constructor throws for a detached buffer or a range outside it. */
 function chunkOf(step) {
-  if (quietly(step, 'done') !== false) return null;
+  const done = quietly(step, 'done');
+  if (done === true) return null;
+  if (done !== false) throw new TypeError(`the reader's read() gave ${step === null || typeof step !== 'object' ? String(step) : 'an object'} without a boolean done`);
   const value = quietly(step, 'value');
   if (ArrayBuffer.isView(value)) return new Uint8Array(quietly(value, 'buffer'), quietly(value, 'byteOffset'), quietly(value, 'byteLength'));
-  if (value instanceof ArrayBuffer) return new Uint8Array(value, 0);
+  if (isArrayBuffer(value)) return new Uint8Array(value, 0);
   return [value];
 }
 
@@ -851,7 +890,7 @@ function executeTool(tool, id, args, signal, onUpdate) {
   return tool.execute(id, args, signal, onUpdate);
 }
 
-const GLUE = { requestIdentity: (config) => mergeIdentity(config.identity), emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, callArguments, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, chunkOf, release, sleep, deadline, envApiKey, describeError, redact };
+const GLUE = { requestIdentity: (config) => mergeIdentity(config.identity), emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, callArguments, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, bodyReader, chunkOf, release, sleep, deadline, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with

@@ -109,6 +109,7 @@ impl Transport for JsTransport {
                 Ok(response) => Ok(Box::new(JsResponse {
                     response,
                     reader: None,
+                    signal: self.signal.0.clone(),
                     glue: self.glue.clone(),
                 }) as Box<dyn HttpResponse>),
                 Err(e) => Err(describe(&self.glue, e)),
@@ -165,6 +166,8 @@ impl Drop for Cancel {
 struct JsResponse {
     response: Response,
     reader: Option<BodyReader>,
+    /// The run's signal: its abort cancels the body, whatever the `fetch` did with it.
+    signal: JsValue,
     /// Its `describeError`.
     glue: Glue,
 }
@@ -190,7 +193,8 @@ impl HttpResponse for JsResponse {
     fn read(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, String>> {
         Box::pin(async move {
             if self.reader.is_none() {
-                self.reader = Some(self.response.reader(&self.glue).map_err(|e| e.message)?);
+                let reader = self.response.reader(&self.glue, &self.signal);
+                self.reader = Some(reader.map_err(|e| e.message)?);
             }
             match self.reader.as_mut() {
                 // A reset or a broken stream (a thrown value) is named with its cause; the
@@ -215,7 +219,7 @@ impl Drop for JsResponse {
     /// a reader cancels its body when it is dropped.
     fn drop(&mut self) {
         if self.reader.is_none() {
-            drop(self.response.reader(&self.glue));
+            drop(self.response.reader(&self.glue, &JsValue::UNDEFINED));
         }
     }
 }

@@ -79,14 +79,15 @@ impl Response {
             .and_then(|v| v.as_string())
     }
 
-    /// A reader of the body's chunks.
-    pub fn reader(&self, glue: &super::glue::Glue) -> Result<BodyReader, Thrown> {
+    /// A reader of the body's chunks; an abort of `signal` cancels the body (the glue's
+    /// `bodyReader`), so a read waiting on a `fetch` that dropped the signal ends at once.
+    pub fn reader(&self, glue: &super::glue::Glue, signal: &JsValue) -> Result<BodyReader, Thrown> {
         let body = get(&self.response, "body");
         if body.is_null() || body.is_undefined() {
             return Err(Thrown::new("The response has no body"));
         }
         Ok(BodyReader {
-            reader: call_method(&body, "getReader", &[])?,
+            reader: glue.body_reader(&body, signal).map_err(super::js::thrown)?,
             glue: glue.clone(),
             ended: false,
             answered: false,
@@ -140,12 +141,18 @@ impl BodyReader {
 }
 
 impl Drop for BodyReader {
-    /// A reader dropped before the body's end: the glue's `release` cancels the body, so the
-    /// connection closes; or, when the answer was whole, reads it to its end in the
-    /// background (a cancel can cost more than that read, and loses the connection).
+    /// The glue's `release` lets go of the reader (and its abort listener): a reader dropped
+    /// before the body's end cancels the body, so the connection closes; or, when the answer
+    /// was whole, the rest is read in the background (a cancel can cost more than that read,
+    /// and loses the connection).
     fn drop(&mut self) {
-        if !self.ended {
-            let _ = self.glue.release(&self.reader, self.answered);
-        }
+        let how = if self.ended {
+            0
+        } else if self.answered {
+            1
+        } else {
+            2
+        };
+        let _ = self.glue.release(&self.reader, how);
     }
 }

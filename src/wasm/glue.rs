@@ -255,16 +255,20 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = readBody)]
     pub fn read_body(this: &Glue, reader: &JsValue) -> Result<JsValue, JsValue>;
 
+    /// `body.getReader()`, cancelled when `signal` (an AbortSignal, or undefined) aborts.
+    #[wasm_bindgen(method, catch, js_name = bodyReader)]
+    pub fn body_reader(this: &Glue, body: &JsValue, signal: &JsValue) -> Result<JsValue, JsValue>;
+
     /// A body read's step as fetch.rs reads it: `None` at the end, else the chunk's bytes as
     /// a fresh Uint8Array, or `[chunk]` when it is no bytes. Throws when a view's
     /// range cannot be read.
     #[wasm_bindgen(method, catch, js_name = chunkOf)]
     pub fn chunk_of(this: &Glue, step: &JsValue) -> Result<Option<JsValue>, JsValue>;
 
-    /// Lets go of a body reader before the body's end (fetch.rs): cancels the body, or reads
-    /// it to its end in the background when the answer was whole.
+    /// Lets go of a body reader (fetch.rs): `how` 0 when it was read to its end, 1 when the
+    /// answer was whole (read the rest in the background), 2 to cancel the body.
     #[wasm_bindgen(method, catch)]
-    pub fn release(this: &Glue, reader: &JsValue, answered: bool) -> Result<(), JsValue>;
+    pub fn release(this: &Glue, reader: &JsValue, how: u32) -> Result<(), JsValue>;
 
     /// A Promise that resolves after `ms`, or earlier when `signal` aborts.
     #[wasm_bindgen(method, catch)]

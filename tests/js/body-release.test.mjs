@@ -99,3 +99,81 @@ test('a Node process whose last answer\'s server stays silent after the end exit
   });
   assert.equal(stdout.trim(), 'whole answer');
 });
+
+// An abort ends the response whatever the `fetch` does with the signal: the body is cancelled
+// at the abort (found by an outside tester: a `fetch` that dropped `init.signal`, over a body
+// that kept trickling, left the run reading forever).
+test('an abort with a fetch that drops the signal: the run ends as aborted and the body is cancelled', async () => {
+  const api = 'openai-completions';
+  const trickle = await faultServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const line = `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: '.' }, finish_reason: null }] })}\n\n`;
+    const more = setInterval(() => { if (!res.destroyed) res.write(line); }, 20);
+    res.on('close', () => { clearInterval(more); trickle.closed?.(); });
+  });
+  servers.push(trickle);
+  const closed = new Promise((resolve) => { trickle.closed = resolve; });
+  const dropSignal = (url, init) => fetch(url, { method: init.method, headers: init.headers, body: init.body });
+  const controller = new AbortController();
+  const run = runLoop(modelAt(api, trickle.origin), KEY, { fetch: dropSignal }, controller.signal);
+  setTimeout(() => controller.abort(), 150);
+  const { last } = await within(5000, run);
+  assert.equal(last.stopReason, 'aborted');
+  assert.match(last.content[0].text, /^\.+$/);
+  await within(5000, closed);
+});
+
+test('a shared signal keeps no listener of the built-in stream after its runs', async () => {
+  const { getEventListeners } = await import('node:events');
+  const api = 'openai-completions';
+  const { server } = await serve(api, (res) => res.end());
+  const controller = new AbortController();
+  // Node's own fetch leaves a listener per request on the signal it is given: this one is not
+  // given it, so what is left is the stream's.
+  const dropSignal = (url, init) => fetch(url, { method: init.method, headers: init.headers, body: init.body });
+  for (let i = 0; i < 12; i++) {
+    const { last } = await runLoop(modelAt(api, server.origin), KEY, { fetch: dropSignal }, controller.signal);
+    assert.equal(last.stopReason, 'stop');
+  }
+  assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+});
+
+/** A `fetch` whose body's reader gives `steps` (then the end), recording `cancel`. */
+function scriptedFetch(steps, log) {
+  return async () => {
+    let i = 0;
+    const reader = {
+      read: async () => (i < steps.length ? steps[i++] : { done: true, value: undefined }),
+      cancel: async () => { log.push('cancel'); },
+    };
+    return { ok: true, status: 200, statusText: 'OK', headers: new Headers({ 'content-type': 'text/event-stream' }), body: { getReader: () => reader } };
+  };
+}
+
+test('a read result that is no read result (no boolean done) ends the response with an error naming it, and cancels the body', async () => {
+  const bytes = new TextEncoder().encode(sseAnswer('openai-completions', 'never read'));
+  for (const bad of [{}, { done: 0, value: bytes }, { done: 'false', value: bytes }, null]) {
+    const log = [];
+    const { last } = await runLoop(modelAt('openai-completions', 'http://127.0.0.1:9'), KEY, { fetch: scriptedFetch([bad], log) });
+    assert.equal(last.stopReason, 'error', JSON.stringify(bad));
+    assert.match(last.errorMessage, /read\(\) gave (an object|null) without a boolean done/);
+    assert.deepEqual(log, ['cancel']);
+  }
+});
+
+test('chunks of another realm are read as bytes: Uint8Array, DataView and ArrayBuffer', async () => {
+  const vm = await import('node:vm');
+  const bytes = new TextEncoder().encode(sseAnswer('openai-completions', 'from afar'));
+  const half = bytes.length >> 1;
+  const make = {
+    Uint8Array: vm.runInNewContext('(a) => new Uint8Array(a)'),
+    DataView: vm.runInNewContext('(a) => new DataView(new Uint8Array(a).buffer)'),
+    ArrayBuffer: vm.runInNewContext('(a) => new Uint8Array(a).buffer'),
+  };
+  for (const [kind, of] of Object.entries(make)) {
+    const steps = [bytes.slice(0, half), bytes.slice(half)].map((b) => ({ done: false, value: of(Array.from(b)) }));
+    const { last } = await runLoop(modelAt('openai-completions', 'http://127.0.0.1:9'), KEY, { fetch: scriptedFetch(steps, []) });
+    assert.equal(last.stopReason, 'stop', `${kind}: ${last.errorMessage}`);
+    assert.equal(last.content[0].text, 'from afar');
+  }
+});
