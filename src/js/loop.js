@@ -12,6 +12,7 @@ import { redact } from './redact.js';
 import { emptyAssistantMessage } from './messages.js';
 import { ToolArguments } from './streaming-json.js';
 import { runGlue, callIds } from './pending.js';
+import { bodyReaderOf } from './body-reader.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -737,11 +738,13 @@ function readBody(reader) {
 /** By body reader: what removes its abort listener (`bodyReader`). */
 const DETACH = new WeakMap();
 
-/** `body.getReader()` for fetch.rs, cancelled when `signal` aborts: a `fetch` that dropped the
- * signal (a wrapper, a polyfill) would otherwise keep the body, and a read, going. The
- * listener goes when the reader is let go of (`release`). */
+/** A reader of a response body for fetch.rs (a ReadableStream's, or one over an async iterable
+ * such as node-fetch's body), cancelled when `signal` aborts: a `fetch` that dropped the signal
+ * (a wrapper, a polyfill) would otherwise keep the body, and a read, going. The listener goes
+ * when the reader is let go of (`release`). */
 function bodyReader(body, signal) {
-  const reader = body.getReader();
+  const reader = bodyReaderOf(body);
+  if (reader === undefined) throw new TypeError('the body is no stream: it has neither getReader() nor Symbol.asyncIterator');
   if (signal != null && typeof signal.addEventListener === 'function') {
     const cancel = () => release(reader, 2);
     if (signal.aborted) cancel();

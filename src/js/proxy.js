@@ -14,6 +14,7 @@ import { ProxyFailure, ProxyMessage } from './proxy-message.js';
 import { DataLines } from './data-lines.js';
 import { describeError as describe } from './describe-error.js';
 import { redact } from './redact.js';
+import { bodyReaderOf } from './body-reader.js';
 
 /** The options sent to the server, in pi's order (L-161). */
 const SENT_OPTIONS = [
@@ -188,21 +189,13 @@ class ProxyResponse {
    * body-less response, its `text()`. Sets `#cancel`. */
   #openBody(response) {
     const body = response.body;
-    if (body != null && typeof body.getReader === 'function') {
-      const reader = body.getReader();
+    const reader = bodyReaderOf(body);
+    if (reader !== undefined) {
       this.#cancel = () => {
         this.#cancel = null;
         Promise.resolve().then(() => reader.cancel()).catch(() => {});
       };
       return () => reader.read();
-    }
-    if (body != null && typeof body[Symbol.asyncIterator] === 'function') {
-      const iterator = body[Symbol.asyncIterator]();
-      this.#cancel = () => {
-        this.#cancel = null;
-        Promise.resolve().then(() => iterator.return?.()).catch(() => {});
-      };
-      return () => iterator.next();
     }
     if (body == null && typeof response.text === 'function') {
       let read = false;

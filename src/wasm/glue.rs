@@ -255,7 +255,8 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = readBody)]
     pub fn read_body(this: &Glue, reader: &JsValue) -> Result<JsValue, JsValue>;
 
-    /// `body.getReader()`, cancelled when `signal` (an AbortSignal, or undefined) aborts.
+    /// A reader of `body` (a ReadableStream's, or one over an async iterable such as
+    /// node-fetch's body), cancelled when `signal` (an AbortSignal, or undefined) aborts.
     #[wasm_bindgen(method, catch, js_name = bodyReader)]
     pub fn body_reader(this: &Glue, body: &JsValue, signal: &JsValue) -> Result<JsValue, JsValue>;
 

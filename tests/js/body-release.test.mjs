@@ -177,3 +177,39 @@ test('chunks of another realm are read as bytes: Uint8Array, DataView and ArrayB
     assert.equal(last.content[0].text, 'from afar');
   }
 });
+
+test('a body that is an async iterable (node-fetch, a Node stream, an async generator) is read like a ReadableStream; an abort ends it', async () => {
+  const { Readable } = await import('node:stream');
+  const bytes = new TextEncoder().encode(sseAnswer('openai-completions', 'iterated'));
+  const half = bytes.length >> 1;
+  const respond = (body) => async () => ({ ok: true, status: 200, statusText: 'OK', headers: new Headers({ 'content-type': 'text/event-stream' }), body });
+  const bodies = {
+    'a Node stream': () => Readable.from([Buffer.from(bytes.slice(0, half)), Buffer.from(bytes.slice(half))]),
+    'an async generator': () => (async function* () { yield bytes.slice(0, half); yield bytes.slice(half); })(),
+  };
+  for (const [kind, make] of Object.entries(bodies)) {
+    const { last } = await runLoop(modelAt('openai-completions', 'http://127.0.0.1:9'), KEY, { fetch: respond(make()) });
+    assert.equal(last.stopReason, 'stop', `${kind}: ${last.errorMessage}`);
+    assert.equal(last.content[0].text, 'iterated');
+  }
+  // An abort while the iterator waits: the iterator is told (its return), which ends its
+  // pending read, as a Node stream's does, and the run ends.
+  let returned = false;
+  let ended;
+  const endless = {
+    [Symbol.asyncIterator]: () => ({
+      next: () => new Promise((resolve) => { ended = () => resolve({ done: true, value: undefined }); }),
+      return: async () => { returned = true; ended?.(); return { done: true, value: undefined }; },
+    }),
+  };
+  const controller = new AbortController();
+  const run = runLoop(modelAt('openai-completions', 'http://127.0.0.1:9'), KEY, { fetch: respond(endless) }, controller.signal);
+  setTimeout(() => controller.abort(), 50);
+  const { last } = await within(5000, run);
+  assert.equal(last.stopReason, 'aborted');
+  assert.equal(returned, true);
+  // A body that is neither: an error naming it.
+  const { last: odd } = await runLoop(modelAt('openai-completions', 'http://127.0.0.1:9'), KEY, { fetch: respond('data: text') });
+  assert.equal(odd.stopReason, 'error');
+  assert.match(odd.errorMessage, /the body is no stream: it has neither getReader\(\) nor Symbol\.asyncIterator/);
+});
