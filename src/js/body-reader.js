@@ -1,5 +1,6 @@
-// A response body as a reader: one home for what counts as a readable body, for the built-in
-// providers' reads (loop.js `bodyReader`, for fetch.rs) and for streamProxy (proxy.js).
+// A response body as a reader, and its chunks as bytes: one home for what counts as a readable
+// body and as a byte chunk, for the built-in providers' reads (loop.js, for fetch.rs) and for
+// streamProxy (proxy.js).
 
 /**
  * `{ read, cancel }` over `body`: a ReadableStream's own reader, or one over an async iterable
@@ -12,5 +13,50 @@ export function bodyReaderOf(body) {
     const iterator = body[Symbol.asyncIterator]();
     return { read: () => iterator.next(), cancel: () => iterator.return?.() };
   }
+  return undefined;
+}
+
+/** Cancels `reader`'s body, never throwing: a cancel that throws or rejects (a reader of the
+ * caller's `fetch`, a body already closed) is let be. */
+export function cancelQuietly(reader) {
+  Promise.resolve()
+    .then(() => reader.cancel())
+    .catch(() => {});
+}
+
+/** `o[k]` of a value the caller's `fetch` made: `undefined` for a primitive or a throwing read. */
+export function quietly(o, k) {
+  if (o === null || (typeof o !== 'object' && typeof o !== 'function')) return undefined;
+  try {
+    return o[k];
+  } catch {
+    return undefined;
+  }
+}
+
+/** `ArrayBuffer.prototype.byteLength`'s getter: it throws for anything but an ArrayBuffer, of
+ * any realm. */
+const BYTE_LENGTH = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
+
+function isArrayBuffer(v) {
+  try {
+    BYTE_LENGTH.call(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A body chunk's bytes as a fresh Uint8Array of this realm, for any `ArrayBuffer` view or
+ * `ArrayBuffer`, of any realm (a test environment such as jsdom, or a `fetch` from an iframe
+ * or a polyfill, hands over typed arrays that `instanceof` does not recognise); `undefined`
+ * for anything else (a look-alike included). The view's range is read without running its
+ * own code twice, and the constructor checks it against the real buffer: it throws for a
+ * detached buffer or a range outside it.
+ */
+export function bytesOf(value) {
+  if (ArrayBuffer.isView(value)) return new Uint8Array(quietly(value, 'buffer'), quietly(value, 'byteOffset'), quietly(value, 'byteLength'));
+  if (isArrayBuffer(value)) return new Uint8Array(value, 0);
   return undefined;
 }

@@ -12,7 +12,7 @@ import { redact } from './redact.js';
 import { emptyAssistantMessage } from './messages.js';
 import { ToolArguments } from './streaming-json.js';
 import { runGlue, callIds } from './pending.js';
-import { bodyReaderOf } from './body-reader.js';
+import { bodyReaderOf, bytesOf, cancelQuietly, quietly } from './body-reader.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -730,13 +730,17 @@ export function boundAfterRun(promise, signal, ms) {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
-/** `reader.read()` of a response body (fetch.rs `BodyReader`). */
+/** `reader.read()` of a response body (fetch.rs `BodyReader`); the body's end once the run's
+ * signal aborted (`bodyReader`), so a reader that keeps giving chunks after its cancel (or a
+ * `fetch` that dropped the signal) is read no further: the response then ends as aborted. */
 function readBody(reader) {
-  return reader.read();
+  return ABORTED.has(reader) ? Promise.resolve({ done: true, value: undefined }) : reader.read();
 }
 
 /** By body reader: what removes its abort listener (`bodyReader`). */
 const DETACH = new WeakMap();
+/** The body readers whose run's signal aborted. */
+const ABORTED = new WeakSet();
 
 /** A reader of a response body for fetch.rs (a ReadableStream's, or one over an async iterable
  * such as node-fetch's body), cancelled when `signal` aborts: a `fetch` that dropped the signal
@@ -746,7 +750,10 @@ function bodyReader(body, signal) {
   const reader = bodyReaderOf(body);
   if (reader === undefined) throw new TypeError('the body is no stream: it has neither getReader() nor Symbol.asyncIterator');
   if (signal != null && typeof signal.addEventListener === 'function') {
-    const cancel = () => release(reader, 2);
+    const cancel = () => {
+      ABORTED.add(reader);
+      release(reader, 2);
+    };
     if (signal.aborted) cancel();
     else {
       signal.addEventListener('abort', cancel, { once: true });
@@ -769,13 +776,7 @@ function release(reader, how) {
   DETACH.get(reader)?.();
   DETACH.delete(reader);
   if (how === 0) return;
-  const cancel = () => {
-    try {
-      Promise.resolve(reader.cancel()).catch(() => {});
-    } catch {
-      // A reader of the caller's `fetch` whose cancel throws: nothing more to do.
-    }
-  };
+  const cancel = () => cancelQuietly(reader);
   if (how === 2) return cancel();
   let timer;
   try {
@@ -795,43 +796,16 @@ function release(reader, how) {
   }
 }
 
-/** `o[k]` of a value the caller's `fetch` made: `undefined` for a primitive or a throwing read. */
-function quietly(o, k) {
-  if (o === null || (typeof o !== 'object' && typeof o !== 'function')) return undefined;
-  try {
-    return o[k];
-  } catch {
-    return undefined;
-  }
-}
-
-/** `ArrayBuffer.prototype.byteLength`'s getter: it throws for anything but an ArrayBuffer, of
- * any realm. */
-const BYTE_LENGTH = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
-
-/** Whether `v` is an ArrayBuffer of any realm (not a look-alike). */
-function isArrayBuffer(v) {
-  try {
-    BYTE_LENGTH.call(v);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A body read's step for fetch.rs, in one crossing: `null` at the end (`done: true`), else
- * a fresh Uint8Array of this realm over the chunk's bytes, for any `ArrayBuffer` view or
- * `ArrayBuffer` (of any realm); a chunk of another kind in an array of one (so `undefined` is
- * told from the end). Throws for a step that is no read result (no boolean `done`), and the
- * constructor throws for a detached buffer or a range outside it. */
+ * the chunk's bytes (`bytesOf`), or a chunk of another kind in an array of one (so `undefined`
+ * is told from the end). Throws for a step that is no read result (no boolean `done`), and for
+ * a view whose range cannot be read. */
 function chunkOf(step) {
   const done = quietly(step, 'done');
   if (done === true) return null;
   if (done !== false) throw new TypeError(`the reader's read() gave ${step === null || typeof step !== 'object' ? String(step) : 'an object'} without a boolean done`);
   const value = quietly(step, 'value');
-  if (ArrayBuffer.isView(value)) return new Uint8Array(quietly(value, 'buffer'), quietly(value, 'byteOffset'), quietly(value, 'byteLength'));
-  if (isArrayBuffer(value)) return new Uint8Array(value, 0);
-  return [value];
+  return bytesOf(value) ?? [value];
 }
 
 /** The core's event types, by the index the core passes (src/event.rs AGENT_EVENT_TYPES,

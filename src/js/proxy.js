@@ -14,7 +14,7 @@ import { ProxyFailure, ProxyMessage } from './proxy-message.js';
 import { DataLines } from './data-lines.js';
 import { describeError as describe } from './describe-error.js';
 import { redact } from './redact.js';
-import { bodyReaderOf } from './body-reader.js';
+import { bodyReaderOf, bytesOf, cancelQuietly } from './body-reader.js';
 
 /** The options sent to the server, in pi's order (L-161). */
 const SENT_OPTIONS = [
@@ -193,7 +193,7 @@ class ProxyResponse {
     if (reader !== undefined) {
       this.#cancel = () => {
         this.#cancel = null;
-        Promise.resolve().then(() => reader.cancel()).catch(() => {});
+        cancelQuietly(reader);
       };
       return () => reader.read();
     }
@@ -325,8 +325,9 @@ function abortMessage(signal) {
 
 
 function bytesOrText(value) {
-  if (typeof value === 'string' || ArrayBuffer.isView(value)) return value;
-  if (Object.prototype.toString.call(value) === '[object ArrayBuffer]') return new Uint8Array(value);
+  if (typeof value === 'string') return value;
+  const bytes = bytesOf(value);
+  if (bytes !== undefined) return bytes;
   throw new ProxyFailure(`The proxy response body produced a ${value === null ? 'null' : typeof value} chunk, not bytes`);
 }
 

@@ -1053,11 +1053,6 @@ impl ProviderStream {
             let ms = to_js_string(timeout.unwrap_or_default());
             return self.fail(&format!("Request timed out: no data for {ms} ms"));
         };
-        // A `fetch` that drops the signal (a wrapper, a polyfill) keeps giving chunks after an
-        // abort: the response ends here, as aborted, and its body is cancelled.
-        if self.services.signal.aborted() {
-            return self.fail(ABORTED);
-        }
         let mut events = Vec::new();
         match read {
             Ok(Some(bytes)) => {

@@ -209,7 +209,7 @@ impl HttpResponse for JsResponse {
     }
     fn answered(&mut self) {
         if let Some(reader) = self.reader.as_mut() {
-            reader.answered = true;
+            reader.answered();
         }
     }
 }

@@ -89,8 +89,7 @@ impl Response {
         Ok(BodyReader {
             reader: glue.body_reader(&body, signal).map_err(super::js::thrown)?,
             glue: glue.clone(),
-            ended: false,
-            answered: false,
+            rest: CUT,
         })
     }
 }
@@ -99,23 +98,24 @@ impl Response {
 pub struct BodyReader {
     reader: JsValue,
     glue: super::glue::Glue,
-    /// The body was read to its end: nothing is left to cancel.
-    ended: bool,
-    /// The answer is whole (the stream's end event came): the rest of the body is not needed.
-    pub answered: bool,
+    /// What letting go of the reader does with the rest of the body (the glue's `release`):
+    /// [`ENDED`], [`ANSWERED`] or [`CUT`].
+    rest: u32,
 }
+
+/// The body was read to its end: nothing is left to cancel.
+const ENDED: u32 = 0;
+/// The answer is whole (the stream's end event came): the rest is read in the background.
+const ANSWERED: u32 = 1;
+/// The body is cut short: it is cancelled.
+const CUT: u32 = 2;
 
 impl BodyReader {
     /// The next chunk, `None` at the end. A reset or an abort is `Err`.
     ///
-    /// The glue's `chunkOf` reads the step in one crossing: `null` at the end (a `done` that
-    /// is not `false`), else the chunk's bytes as a fresh Uint8Array of this realm. Not only
-    /// this realm's `Uint8Array`: a test environment such as jsdom, or a `fetch` from another
-    /// realm (an iframe, a polyfill), hands over typed arrays that `instanceof` does not
-    /// recognise, and dropping them would lose the response. Any `ArrayBuffer` view (of any
-    /// realm) or `ArrayBuffer` is read as its bytes, without running caller code (a caller's
-    /// `fetch` may hand over an array with its own `length` getter, or a detached buffer: the
-    /// constructor checks the range against the real buffer). Anything else comes back in an
+    /// The glue's `chunkOf` reads the step in one crossing: `null` at the end, else the
+    /// chunk's bytes as a fresh Uint8Array of this realm (body-reader.js `bytesOf`: any
+    /// `ArrayBuffer` view or `ArrayBuffer`, of any realm). Anything else comes back in an
     /// array of one, and is an error that names it, never silently skipped.
     pub async fn read(&mut self) -> Result<Option<Vec<u8>>, Thrown> {
         let glue = &self.glue;
@@ -127,7 +127,7 @@ impl BodyReader {
             ))
         })?;
         let Some(chunk) = chunk else {
-            self.ended = true;
+            self.rest = ENDED;
             return Ok(None);
         };
         match chunk.dyn_into::<Uint8Array>() {
@@ -138,6 +138,11 @@ impl BodyReader {
             ))),
         }
     }
+
+    /// The answer is whole: the rest of the body is not needed.
+    pub fn answered(&mut self) {
+        self.rest = self.rest.min(ANSWERED);
+    }
 }
 
 impl Drop for BodyReader {
@@ -146,13 +151,6 @@ impl Drop for BodyReader {
     /// was whole, the rest is read in the background (a cancel can cost more than that read,
     /// and loses the connection).
     fn drop(&mut self) {
-        let how = if self.ended {
-            0
-        } else if self.answered {
-            1
-        } else {
-            2
-        };
-        let _ = self.glue.release(&self.reader, how);
+        let _ = self.glue.release(&self.reader, self.rest);
     }
 }
