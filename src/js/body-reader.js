@@ -16,6 +16,34 @@ export function bodyReaderOf(body) {
   return undefined;
 }
 
+/** Empty chunks a read passes in a row before it waits for a timer (`readPastEmpty`). */
+const EMPTY_RUN = 16;
+
+/**
+ * `reader.read()`'s next step that is no empty chunk, as a plain `{ done, value }`: an empty
+ * chunk is no data, so a caller's timeout goes on through it. A reader that answers at once
+ * with no bytes, again and again (a body whose `pull` enqueues empty chunks), would otherwise
+ * keep its caller in microtasks, where no timer or event ever runs again (neither an abort nor
+ * a timeout could end it): every `EMPTY_RUN` empty chunks in a row, a timer is waited for.
+ * `stop()` true ends the reads (`{ done: true }`).
+ */
+export async function readPastEmpty(reader, stop) {
+  for (let n = 1; ; n++) {
+    const step = await reader.read();
+    const done = quietly(step, 'done');
+    const value = done === false ? quietly(step, 'value') : undefined;
+    if (done !== false || !isEmpty(value)) return step === null || typeof step !== 'object' ? step : { done, value };
+    if (n % EMPTY_RUN === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+    if (stop()) return { done: true, value: undefined };
+  }
+}
+
+function isEmpty(value) {
+  if (value === '') return true;
+  if (ArrayBuffer.isView(value)) return quietly(value, 'byteLength') === 0;
+  return isArrayBuffer(value) && BYTE_LENGTH.call(value) === 0;
+}
+
 /** Cancels `reader`'s body, never throwing: a cancel that throws or rejects (a reader of the
  * caller's `fetch`, a body already closed) is let be. */
 export function cancelQuietly(reader) {

@@ -12,7 +12,7 @@ import { redact } from './redact.js';
 import { emptyAssistantMessage } from './messages.js';
 import { ToolArguments } from './streaming-json.js';
 import { runGlue, callIds } from './pending.js';
-import { bodyReaderOf, bytesOf, cancelQuietly, quietly } from './body-reader.js';
+import { bodyReaderOf, bytesOf, cancelQuietly, quietly, readPastEmpty } from './body-reader.js';
 
 /** pi's request identity for agent loops (L-37). */
 export const DEFAULT_AGENT_IDENTITY = {
@@ -730,11 +730,13 @@ export function boundAfterRun(promise, signal, ms) {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
-/** `reader.read()` of a response body (fetch.rs `BodyReader`); the body's end once the run's
- * signal aborted (`bodyReader`), so a reader that keeps giving chunks after its cancel (or a
- * `fetch` that dropped the signal) is read no further: the response then ends as aborted. */
+/** The next step of a response body with data (fetch.rs `BodyReader`; `readPastEmpty`); the
+ * body's end once the run's signal aborted (`bodyReader`), so a reader that keeps giving chunks
+ * after its cancel (or a `fetch` that dropped the signal) is read no further: the response
+ * then ends as aborted. */
 function readBody(reader) {
-  return ABORTED.has(reader) ? Promise.resolve({ done: true, value: undefined }) : reader.read();
+  const aborted = () => ABORTED.has(reader);
+  return aborted() ? Promise.resolve({ done: true, value: undefined }) : readPastEmpty(reader, aborted);
 }
 
 /** By body reader: what removes its abort listener (`bodyReader`). */

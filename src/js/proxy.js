@@ -14,7 +14,7 @@ import { ProxyFailure, ProxyMessage } from './proxy-message.js';
 import { DataLines } from './data-lines.js';
 import { describeError as describe } from './describe-error.js';
 import { redact } from './redact.js';
-import { bodyReaderOf, bytesOf, cancelQuietly } from './body-reader.js';
+import { bodyReaderOf, bytesOf, cancelQuietly, readPastEmpty } from './body-reader.js';
 
 /** The options sent to the server, in pi's order (L-161). */
 const SENT_OPTIONS = [
@@ -195,7 +195,7 @@ class ProxyResponse {
         this.#cancel = null;
         cancelQuietly(reader);
       };
-      return () => reader.read();
+      return () => readPastEmpty(reader, () => this.#cancel === null);
     }
     if (body == null && typeof response.text === 'function') {
       let read = false;

@@ -213,3 +213,37 @@ test('a body that is an async iterable (node-fetch, a Node stream, an async gene
   assert.equal(odd.stopReason, 'error');
   assert.match(odd.errorMessage, /the body is no stream: it has neither getReader\(\) nor Symbol\.asyncIterator/);
 });
+
+// A body whose reader answers at once, again and again, with no bytes (a custom `fetch`'s
+// stream whose `pull` enqueues empty chunks) made no progress and never let a timer or an
+// event run: the abort's event, `timeoutMs`'s timer and the test's own deadline all waited
+// behind the reads, forever (found by an outside tester). In a child process, as a spin here
+// would freeze this runner's timers too.
+test('a body of endless empty chunks does not starve the event loop: an abort, or timeoutMs, ends the run (built-in stream and streamProxy)', async () => {
+  const script = `
+    import { runAgentLoop, streamSimple, streamProxy } from 'pi-agent-wasm';
+    import { modelAt } from ${JSON.stringify(new URL('./shared/four-apis.mjs', import.meta.url).href)};
+    let reads = 0;
+    const fetch = async () => ({ ok: true, status: 200, statusText: 'OK', headers: new Headers({ 'content-type': 'text/event-stream' }),
+      body: new ReadableStream({ pull(c) { reads += 1; c.enqueue(new Uint8Array(0)); } }) });
+    const run = (options, signal) => runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [], tools: [] },
+      { model: modelAt('openai-completions', 'http://127.0.0.1:9'), apiKey: 'k', convertToLlm: (m) => m, fetch, ...options }, () => {}, signal, streamSimple);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const aborted = (await run({}, controller.signal)).at(-1);
+    const timedOut = (await run({ timeoutMs: 50 })).at(-1);
+    const proxied = streamProxy(modelAt('openai-completions', 'http://127.0.0.1:9'), { messages: [] },
+      { proxyUrl: 'http://127.0.0.1:9', authToken: 't', fetch, timeoutMs: 50 });
+    const viaProxy = await proxied.result();
+    console.log(JSON.stringify([aborted.stopReason, timedOut.stopReason, timedOut.errorMessage, reads > 0, viaProxy.stopReason, viaProxy.errorMessage]));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)), encoding: 'utf8', timeout: 20_000,
+  });
+  const [aborted, timedOut, message, read, viaProxy, proxyMessage] = JSON.parse(stdout);
+  assert.equal(aborted, 'aborted');
+  assert.equal(timedOut, 'error');
+  assert.match(message, /^Request timed out: no data for 50 ms/);
+  assert.equal(read, true);
+  assert.equal(viaProxy, 'error');
+  assert.match(proxyMessage, /^Request timed out: no data for 50 ms/);
+});
