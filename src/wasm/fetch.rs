@@ -47,7 +47,14 @@ pub async fn post(
         set(&init, "signal", signal);
     }
     let response = settle(call(fetch, &[&JsValue::from_str(url), &init])?).await?;
-    let status = get(&response, "status").as_f64().unwrap_or(0.0) as u16;
+    // A `fetch` of the caller's may give anything: what is no Response is named as such.
+    let Some(status) = get(&response, "status").as_f64() else {
+        return Err(Thrown::new(format!(
+            "fetch gave {} with no numeric status, not a Response",
+            super::js::describe(&response)
+        )));
+    };
+    let status = status as u16;
     let ok = get(&response, "ok").as_bool().unwrap_or(false);
     Ok(Response {
         status,

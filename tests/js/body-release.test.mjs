@@ -247,3 +247,14 @@ test('a body of endless empty chunks does not starve the event loop: an abort, o
   assert.equal(viaProxy, 'error');
   assert.match(proxyMessage, /^Request timed out: no data for 50 ms/);
 });
+
+// A `fetch` that resolves to no Response was reported as "0 status code (no body)", as if a
+// server had answered (found by an outside tester).
+test('a fetch that gives no Response: an error naming what it gave', async () => {
+  const gave = { null: null, undefined, 'a string': 'data: x', 'a number': 42, 'an object': { ok: true } };
+  for (const [kind, value] of Object.entries(gave)) {
+    const { last } = await runLoop(modelAt('openai-completions', 'http://127.0.0.1:9'), KEY, { fetch: async () => value });
+    assert.equal(last.stopReason, 'error', kind);
+    assert.equal(last.errorMessage, `Connection error: fetch gave ${kind} with no numeric status, not a Response`);
+  }
+});
