@@ -652,6 +652,51 @@ fn a_200_that_is_no_event_stream_is_named() {
     }
 }
 
+/// pi-ai's clients read any 200 as an event stream, whatever its content type; a gateway
+/// that labels the stream `application/json` or `text/html` must not break a run here either.
+/// The body decides: one that starts as an event stream is read as one, in pieces split at
+/// any byte (leading spaces and a BOM included), with the same message as when labelled right.
+#[test]
+fn an_event_stream_labelled_json_or_html_is_read_as_one() {
+    for (api, dir) in APIS {
+        let body = fixture(dir, "text.sse");
+        let right = run(
+            api,
+            ProviderConfig::default(),
+            vec![sse(vec![body.clone()], End::Done)],
+        );
+        assert!(right.error().is_empty(), "{api}: {}", right.error());
+        for kind in ["application/json", "text/html; charset=utf-8"] {
+            for prefix in [&b""[..], b"\xEF\xBB\xBF", b" \n"] {
+                let whole = [prefix, &body].concat();
+                for cut in 0..whole.len() {
+                    let (a, b) = whole.split_at(cut);
+                    let out = run(
+                        api,
+                        ProviderConfig::default(),
+                        vec![Attempt::Reply {
+                            status: 200,
+                            headers: vec![("content-type", kind.into())],
+                            chunks: vec![a.to_vec(), b.to_vec()],
+                            end: End::Done,
+                        }],
+                    );
+                    assert!(
+                        out.error().is_empty(),
+                        "{api} {kind} cut {cut}: {}",
+                        out.error()
+                    );
+                    assert_eq!(
+                        comparable(&out.message),
+                        comparable(&right.message),
+                        "{api} {kind} cut {cut}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn the_key_is_hidden_in_every_error_text() {
     let echo = format!("invalid key {KEY}, try again");

@@ -624,21 +624,31 @@ pub async fn open(
     {
         hook.await?;
     }
-    // A 200 that is not an event stream (a proxy's JSON or HTML page) is named as such.
+    // A 200 that is not an event stream (a proxy's JSON or HTML page) is named as such. As
+    // pi-ai's clients read any 200 as one, a body that starts as one (a gateway's wrong
+    // content type) is read as one: its first byte that is no space decides.
     let kind = sent.header("content-type").unwrap_or_default();
+    let mut sent = sent;
+    let mut head = Vec::new();
     if crate::text::contains(&kind, "application/json") || crate::text::contains(&kind, "text/html")
     {
-        let mut sent = sent;
-        let message = body_failure(services, &mut *sent, Some(&key), timeout, &|text| {
+        let read = body_failure(services, &mut *sent, true, Some(&key), timeout, &|text| {
             format!(
                 "Expected an event stream, got {kind}: {}",
                 cut_text(text.trim(), 300)
             )
         })
         .await;
-        return Ok(response(api_key.clone(), None).failed(&message));
+        match read {
+            Ok(message) => return Ok(response(api_key.clone(), None).failed(&message)),
+            Err(stream) => head = stream,
+        }
     }
     let mut r = response(api_key, timeout);
+    // (Past a bound, the next read ends the response.)
+    let mut events = Vec::new();
+    r.sse.feed(&head, &mut events);
+    r.pending.extend(events);
     let start = r.decoder.start();
     if let AssistantMessageEvent::Start { partial } = &start {
         r.partial = Some(partial.clone());
@@ -705,15 +715,17 @@ async fn send(
             let max_delay = config.max_retry_delay_ms;
             if let Some(ms) = after.filter(|ms| max_delay > 0.0 && *ms > max_delay) {
                 let status = StatusLine::of(&*response);
-                let message = body_failure(services, &mut *response, Some(key), timeout, &|t| {
-                    format!(
-                        "Server requested {}s retry delay (max: {}s). {}",
-                        to_js_string((ms / 1000.0).ceil()),
-                        to_js_string((max_delay / 1000.0).ceil()),
-                        api_http_error(api, model, &status, t)
-                    )
-                })
-                .await;
+                let message =
+                    body_failure(services, &mut *response, false, Some(key), timeout, &|t| {
+                        format!(
+                            "Server requested {}s retry delay (max: {}s). {}",
+                            to_js_string((ms / 1000.0).ceil()),
+                            to_js_string((max_delay / 1000.0).ceil()),
+                            api_http_error(api, model, &status, t)
+                        )
+                    })
+                    .await
+                    .unwrap_or_default();
                 return Err(message);
             }
             // The unread body would hold the connection: dropping it cancels it.
@@ -726,10 +738,11 @@ async fn send(
             continue;
         }
         let status = StatusLine::of(&*response);
-        let message = body_failure(services, &mut *response, Some(key), timeout, &|t| {
+        let message = body_failure(services, &mut *response, false, Some(key), timeout, &|t| {
             api_http_error(api, model, &status, t)
         })
-        .await;
+        .await
+        .unwrap_or_default();
         return Err(message);
     }
 }
@@ -761,26 +774,37 @@ async fn pause(services: &Services, attempt: u32, server_ms: Option<f64>) {
 /// The failure text of a response that is no event stream: `describe` of its body, the
 /// key hidden before any of it is cut (a cut through the key would leave a part that no
 /// longer matches). The body is read as the stream is, each piece within `timeout`, up to
-/// [`MAX_BODY_READ`] bytes; a reset or an abort ends it where it stopped.
+/// [`MAX_BODY_READ`] bytes; a reset or an abort ends it where it stopped. With `sniff`, a body
+/// whose first byte that is no space cannot start JSON or HTML (`{`, `[`, `<`) is no failure:
+/// `Err` with the bytes read, the start of an event stream.
 async fn body_failure(
     services: &Services,
     response: &mut dyn HttpResponse,
+    sniff: bool,
     key: Option<&str>,
     timeout: Option<f64>,
     describe: &dyn Fn(&str) -> String,
-) -> String {
+) -> Result<String, Vec<u8>> {
     let mut bytes = Vec::new();
     let mut over = false;
     loop {
+        if sniff {
+            let text = bytes.strip_prefix(BOM).unwrap_or(&bytes);
+            if let Some(b) = text.iter().find(|b| !b.is_ascii_whitespace()) {
+                if !matches!(b, b'{' | b'[' | b'<') {
+                    return Err(bytes);
+                }
+            }
+        }
         let Some(read) = within(&*services.transport, timeout, response.read()).await else {
-            return format!(
+            return Ok(format!(
                 "Request timed out: no data for {} ms (reading the body of a {} response)",
                 to_js_string(timeout.unwrap_or_default()),
                 response.status()
-            );
+            ));
         };
         let Ok(Some(chunk)) = read else { break };
-        let room = MAX_BODY_READ - bytes.len();
+        let room = MAX_BODY_READ.saturating_sub(bytes.len());
         over = chunk.len() > room;
         bytes.extend_from_slice(chunk.get(..room).unwrap_or(&chunk));
         if over {
@@ -794,11 +818,11 @@ async fn body_failure(
         None => body.into_owned(),
     };
     let text = describe(&body);
-    if over {
+    Ok(if over {
         format!("{text} [the body is longer than {MAX_BODY_READ} bytes; the rest was not read]")
     } else {
         text
-    }
+    })
 }
 
 /// One response of the built-in stream, read as its events are asked for.

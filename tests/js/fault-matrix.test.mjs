@@ -281,3 +281,33 @@ for (const row of ROWS) {
     matrix.push(...lines);
   });
 }
+
+// Not a fault: pi-ai's clients read any 200 as an event stream, whatever its content type, so a
+// gateway that labels the stream `application/json` or `text/html` works with pi. It was refused
+// here as "Expected an event stream" (found by an outside tester). The body now decides: one
+// that starts as an event stream is read as one; one that starts as JSON or HTML is named.
+test('a 200 event stream labelled application/json or text/html is read as one, as pi-ai does; JSON and HTML bodies are named', async () => {
+  for (const api of Object.keys(APIS)) {
+    for (const type of ['application/json', 'text/html; charset=utf-8']) {
+      const server = await faultServer((_req, res) => {
+        res.writeHead(200, { 'content-type': type });
+        res.end(`\n${sseAnswer(api, 'labelled wrong')}`);
+      });
+      const { last } = await runLoop(modelAt(api, server.origin), KEY);
+      const pi = await piStreamSimple(modelAt(api, server.origin), { messages: [{ role: 'user', content: 'go', timestamp: 1 }] }, { apiKey: KEY }).result();
+      await server.close();
+      assert.equal(pi.stopReason, 'stop', `${api} ${type}: pi`);
+      assert.equal(last.stopReason, 'stop', `${api} ${type}: ${last.errorMessage}`);
+      assert.deepEqual(last.content.map((b) => b.text), pi.content.map((b) => b.text));
+    }
+    for (const [type, body] of [['application/json', ' {"error":{"message":"quota"}}'], ['text/html', '<html><body>Bad gateway</body></html>']]) {
+      const server = await faultServer((_req, res) => {
+        res.writeHead(200, { 'content-type': type });
+        res.end(body);
+      });
+      const { last } = await runLoop(modelAt(api, server.origin), KEY);
+      await server.close();
+      assert.equal(last.errorMessage, `Expected an event stream, got ${type}: ${body.trim()}`, api);
+    }
+  }
+});
