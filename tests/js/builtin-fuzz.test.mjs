@@ -1,6 +1,7 @@
 // Untrusted bytes from the network (brief: "everything from outside is untrusted"): the
 // built-in stream is fed seeded bodies (300 Chat Completions, 200 Responses, 200 Anthropic) of valid chunks mixed with wrong types, cut JSON,
-// random bytes and bad UTF-8, served in random splits. Every run must resolve (never reject,
+// random bytes and bad UTF-8, served in random splits, some under a content type that is not
+// an event stream's. Every run must resolve (never reject,
 // never hang), end with turn_end/agent_end, hold every new message in agent_end, and give
 // every tool call of a non-error message exactly one result.
 import { test, after } from 'node:test';
@@ -102,12 +103,21 @@ function body(seed, dialect = 'openai') {
   return { bytes, r };
 }
 
+/** The content type seed `seed`'s body is served under (its own generator, so the body and
+ * its splits are the same under any label), and what leads a body labelled wrong. */
+const labelOf = (seed) => pick(rng(seed * 7919), ['text/event-stream', 'text/event-stream', 'text/event-stream', 'application/json', 'text/html']);
+const LEADS = ['', '\n', '\uFEFF', ' \r\n'];
+
 const server = createServer((req, res) => {
   const seed = Number(new URL(req.url, 'http://x').searchParams.get('seed') ?? req.headers['x-seed']);
   req.resume();
   req.on('end', async () => {
     const { bytes, r } = body(seed, req.headers['x-dialect']);
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // Mostly labelled right; else as a gateway may label a stream (application/json,
+    // text/html), sometimes after a BOM or blank lines: the body, not the label, decides.
+    const type = req.headers['x-type'] ?? labelOf(seed);
+    res.writeHead(200, { 'content-type': type });
+    if (type !== 'text/event-stream') res.write(LEADS[seed % LEADS.length]);
     for (let i = 0; i < bytes.length;) {
       const step = 1 + Math.floor(r() * 40);
       res.write(bytes.subarray(i, i + step));
@@ -130,6 +140,7 @@ const DIALECTS = [['openai-completions', 'openai', 300], ['openai-responses', 'r
 for (const [api, dialect, count] of DIALECTS) test(`${count} seeded hostile ${api} bodies: every run ends cleanly, every executed tool call has one result (L-48)`, async () => {
   const baseUrl = `http://127.0.0.1:${server.address().port}/v1`;
   const stopReasons = new Set();
+  let relabelled = 0;
   for (let seed = ONLY ?? 1; seed <= (ONLY ?? count); seed++) {
     const events = [];
     const model = {
@@ -138,15 +149,28 @@ for (const [api, dialect, count] of DIALECTS) test(`${count} seeded hostile ${ap
       headers: { 'x-seed': String(seed), 'x-dialect': dialect },
     };
     // The loop would continue while the model keeps calling tools; the same body answers every turn.
-    let turns = 0;
-    const messages = await runAgentLoop(
-      [{ role: 'user', content: 'go', timestamp: 1 }],
-      { messages: [], tools: [echo] },
-      { model, apiKey: 'k', convertToLlm: (m) => m, finishTurn: () => (++turns >= 3 ? { action: 'end' } : undefined) },
-      (e) => { events.push(e); },
-      undefined,
-      streamSimple,
-    );
+    const run = (m, sink) => {
+      let turns = 0;
+      return runAgentLoop(
+        [{ role: 'user', content: 'go', timestamp: 1 }],
+        { messages: [], tools: [echo] },
+        { model: m, apiKey: 'k', convertToLlm: (x) => x, finishTurn: () => (++turns >= 3 ? { action: 'end' } : undefined) },
+        sink,
+        undefined,
+        streamSimple,
+      );
+    };
+    const messages = await run(model, (e) => { events.push(e); });
+    // Labelled wrong, a body that starts as an event stream is read as one, as pi-ai reads
+    // any 200: the same answers as under its right label. (One that starts as JSON or HTML is
+    // named instead.)
+    const start = body(seed, dialect).bytes.toString().trimStart()[0];
+    if (labelOf(seed) !== 'text/event-stream' && !['{', '[', '<'].includes(start)) {
+      const right = await run({ ...model, headers: { ...model.headers, 'x-type': 'text/event-stream' } }, () => {});
+      const shape = (list) => list.map((m) => [m.role, m.stopReason, m.errorMessage, JSON.stringify(m.content)]);
+      assert.deepEqual(shape(messages), shape(right), `seed ${seed}: labelled ${labelOf(seed)}`);
+      relabelled += 1;
+    }
     if (ONLY) console.log(JSON.stringify(messages, null, 1).slice(0, 4000), body(seed, dialect).bytes.toString());
     const types = events.map((e) => e.type);
     assert.equal(types.at(-1), 'agent_end', `seed ${seed}`);
@@ -171,7 +195,8 @@ for (const [api, dialect, count] of DIALECTS) test(`${count} seeded hostile ${ap
       if (m.stopReason === 'error') assert.ok(typeof m.errorMessage === 'string' && m.errorMessage.length > 0, `seed ${seed}`);
     }
   }
-  // The corpus reaches both clean and failed endings.
+  // The corpus reaches both clean and failed endings, and bodies labelled wrong.
   assert.ok(stopReasons.has('error'));
+  if (ONLY === undefined) assert.ok(relabelled > count / 10, `${relabelled} bodies labelled wrong`);
   assert.ok(stopReasons.has('stop') || stopReasons.has('toolUse'));
 });
