@@ -4,7 +4,7 @@
 // - time per turn (medians, the two implementations alternating in one process) and the
 //   log-log slope of a run's time over N (1.0 = a constant cost per turn);
 // - memory after one 400-turn run with its transcript kept, each implementation in a fresh
-//   process of its own (the median of three): RSS, JS heap, and (ours) the growth of wasm
+//   process of its own (the median of five): RSS, JS heap, and (ours) the growth of wasm
 //   linear memory.
 // Run: node bench/long-session.mjs   (after npm run build). Timings are reported, never asserted.
 import { execFileSync } from 'node:child_process';
@@ -74,7 +74,9 @@ if (process.argv[2] === '--memory') {
     const perTurn = { ours: [], pi: [] };
     for (const n of sizes) {
       const times = { ours: [], pi: [] };
-      const runs = n >= 400 ? 5 : 9;
+      // Enough runs for a steady median on a noisy machine (5 at N = 400 gave ratios from 1.9
+      // to 2.5 between back-to-back runs).
+      const runs = n >= 400 ? 11 : 15;
       for (let i = 0; i < runs + 2; i++) {
         for (const name of i % 2 ? ['ours', 'pi'] : ['pi', 'ours']) {
           const t0 = performance.now();
@@ -88,12 +90,14 @@ if (process.argv[2] === '--memory') {
     const slope = (t) => Math.log((t[2] * sizes[2]) / (t[0] * sizes[0])) / Math.log(sizes[2] / sizes[0]);
     console.log(`  ${mode.padEnd(5)} log-log slope of a run's time, N 25 -> 400: ours ${slope(perTurn.ours).toFixed(2)}, pi ${slope(perTurn.pi).toFixed(2)}`);
     const self = fileURLToPath(import.meta.url);
-    // RSS moves by a few MB from process to process: the median of three fresh ones each.
-    const mem = {};
-    for (const name of ['ours', 'pi']) {
-      const samples = [0, 1, 2].map(() => JSON.parse(execFileSync(process.execPath, ['--expose-gc', self, '--memory', name, mode], { encoding: 'utf8' })));
-      mem[name] = samples.sort((a, b) => a.rss - b.rss)[1];
+    // RSS moves by a few MB from process to process: the median of five fresh ones each,
+    // the two implementations alternating.
+    const samples = { ours: [], pi: [] };
+    for (let i = 0; i < 5; i++) {
+      for (const name of ['ours', 'pi']) samples[name].push(JSON.parse(execFileSync(process.execPath, ['--expose-gc', self, '--memory', name, mode], { encoding: 'utf8' })));
     }
+    const mem = {};
+    for (const name of ['ours', 'pi']) mem[name] = samples[name].sort((a, b) => a.rss - b.rss)[2];
     console.log(`  ${mode.padEnd(5)} memory after 400 turns (${mem.ours.messages} messages kept): RSS ours ${MB(mem.ours.rss)}, pi ${MB(mem.pi.rss)}, ratio ${(mem.ours.rss / mem.pi.rss).toFixed(2)}; JS heap ours ${MB(mem.ours.heap)}, pi ${MB(mem.pi.heap)}; wasm memory growth ${MB(mem.ours.wasmGrowth)}`);
   }
 }
