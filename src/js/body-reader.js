@@ -38,10 +38,15 @@ export async function readPastEmpty(reader, stop) {
   }
 }
 
+/** Whether a chunk holds no bytes. One that cannot be read (a detached buffer's view, whose
+ * length reads 0) is not empty: its reader names it. */
 function isEmpty(value) {
   if (value === '') return true;
-  if (ArrayBuffer.isView(value)) return quietly(value, 'byteLength') === 0;
-  return isArrayBuffer(value) && BYTE_LENGTH.call(value) === 0;
+  try {
+    return bytesOf(value)?.length === 0;
+  } catch {
+    return false;
+  }
 }
 
 /** Cancels `reader`'s body, never throwing: a cancel that throws or rejects (a reader of the
