@@ -36,7 +36,7 @@ wasm-bindgen --target web --no-typescript --keep-debug --out-dir "$out" --out-na
   "$cargo_dir/wasm32-unknown-unknown/release/pi_agent_wasm.wasm"
 # The shipped build's passes, with the names kept (--debuginfo): the sizes are the shipped
 # code's, give or take what the names hold back.
-node_modules/.bin/wasm-opt --debuginfo --low-memory-unused --flatten --rereloop -Oz --flatten --rereloop -Oz -Oz \
+node_modules/.bin/wasm-opt --debuginfo --low-memory-unused --flatten --rereloop -Oz --flatten --rereloop -Oz -Oz --merge-similar-functions -Oz --gufa -Oz \
   "$out/named_bg.wasm" -o "$out/named.wasm"
 node_modules/.bin/wasm-opt --strip-debug --strip-producers --strip-target-features "$out/named.wasm" -o "$out/ship.wasm"
 twiggy top -n 1000000 --format csv "$out/named.wasm" > "$out/top.csv"
