@@ -50,7 +50,7 @@ pub async fn post(
     // A `fetch` of the caller's may give anything: what is no Response is named as such.
     let Some(status) = get(&response, "status").as_f64() else {
         return Err(Thrown::new(format!(
-            "fetch gave {} with no numeric status, not a Response",
+            "fetch gave {}, not a Response",
             super::js::describe(&response)
         )));
     };

@@ -255,6 +255,6 @@ test('a fetch that gives no Response: an error naming what it gave', async () =>
   for (const [kind, value] of Object.entries(gave)) {
     const { last } = await runLoop(modelAt('openai-completions', 'http://127.0.0.1:9'), KEY, { fetch: async () => value });
     assert.equal(last.stopReason, 'error', kind);
-    assert.equal(last.errorMessage, `Connection error: fetch gave ${kind} with no numeric status, not a Response`);
+    assert.equal(last.errorMessage, `Connection error: fetch gave ${kind}, not a Response`);
   }
 });
