@@ -315,10 +315,20 @@ fn run(api: &str, config: ProviderConfig, attempts: Vec<Attempt>) -> Outcome {
     run_with(api, config, fake, Some(KEY), None)
 }
 
-/// The message without what varies between splits of the same bytes (none should).
+/// The message without what varies between splits of the same bytes (none should), nor
+/// between responses: the counter of a generated Gemini call id (`name_time_counter`, one
+/// counter for all responses, as pi-ai's) is masked.
 fn comparable(m: &Value) -> Value {
     let mut m = m.clone();
     m.as_object_mut().unwrap().shift_remove("durationMs");
+    for block in m["content"].as_array_mut().into_iter().flatten() {
+        let id = block["id"].as_str().unwrap_or_default().to_string();
+        if let Some((head, n)) = id.rsplit_once('_') {
+            if head.contains('_') && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+                block["id"] = Value::String(format!("{head}_N"));
+            }
+        }
+    }
     m
 }
 

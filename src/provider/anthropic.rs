@@ -325,7 +325,13 @@ impl AnthropicDecoder {
                 let Some(args) = open.args.as_mut() else {
                     return;
                 };
-                let json = str_of(delta, "partial_json").unwrap_or("");
+                // pi-ai appends the value as its text ("[object Object]" for an object); one that
+                // is absent or null throws there, failing the response: here it adds nothing.
+                let text = match delta.get("partial_json") {
+                    None | Some(Value::Null) => String::new(),
+                    v => super::js_string(v),
+                };
+                let json = text.as_str();
                 if args.text.is_empty() && !json.is_empty() {
                     // The streamed text replaces any input the start event carried.
                     super::edit_block(&self.partial, at, |b| {
@@ -445,6 +451,11 @@ impl AnthropicDecoder {
     pub fn finish(&mut self, out: &mut Vec<AssistantMessageEvent>) -> AgentMessage {
         if self.started && !self.stopped {
             return self.fail("Anthropic stream ended before message_stop", false, out);
+        }
+        for o in &self.open {
+            if let Some(args) = &o.args {
+                args.settle(&self.partial, o.block);
+            }
         }
         super::end_by_stop_reason(
             &self.partial,

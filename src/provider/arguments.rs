@@ -48,6 +48,17 @@ impl ToolArgs {
     }
 }
 
+impl ToolArgs {
+    /// The arguments of a call whose block never ended (no stop event came): pi-ai's block
+    /// keeps the partial value its last delta parsed, which is the text's value when the text
+    /// is whole JSON (that case is kept here; a cut text keeps `{}`). No error either way.
+    pub fn settle(&self, partial: &Partial, index: usize) {
+        if let (v @ Value::Object(_), None) = parse_tool_call_arguments(&self.text) {
+            edit_block(partial, index, |b| b.put("arguments", v));
+        }
+    }
+}
+
 /// pi-ai's `parseToolCallArguments`: the final arguments of a finished call: `{}` for empty
 /// text, the object for valid (or repairable) JSON, else `{}` and an error that quotes the text.
 pub fn parse_tool_call_arguments(text: &str) -> (Value, Option<String>) {

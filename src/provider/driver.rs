@@ -128,7 +128,8 @@ pub trait ProviderHooks {
     fn env_api_key(&self, provider: &str) -> EnvKey {
         EnvKey::default()
     }
-    /// `onPayload(params, model)`: `Some(Ok(Some(v)))` replaces the body. A throw rejects.
+    /// `onPayload(params, model)`: `Some(Ok(Some(v)))` replaces the body. A throw (`Err`) ends
+    /// the response with its message.
     fn on_payload<'a>(
         &'a self,
         params: &'a Value,
@@ -136,7 +137,8 @@ pub trait ProviderHooks {
     ) -> Option<HostFuture<'a, Option<Value>>> {
         None
     }
-    /// `onResponse({ status, headers }, model)`. A throw rejects.
+    /// `onResponse({ status, headers }, model)`. A throw (`Err`) ends the response with its
+    /// message.
     fn on_response<'a>(
         &'a self,
         status: u16,
@@ -586,8 +588,12 @@ pub async fn open(
             Err(message) => return Ok(response(api_key, None).failed(&message)),
         };
     // onPayload may replace the body (L-80 forwards it from the config).
+    // A hook that throws ends the response with its message, as pi-ai's catch does.
     let replaced = match services.hooks.on_payload(&params, model) {
-        Some(hook) => hook.await?,
+        Some(hook) => match hook.await {
+            Ok(v) => v,
+            Err(e) => return Ok(response(api_key, None).failed(&e.message)),
+        },
         None => None,
     };
     if let Some(next) = replaced {
@@ -622,7 +628,9 @@ pub async fn open(
         .hooks
         .on_response(sent.status(), &sent.headers(), model)
     {
-        hook.await?;
+        if let Err(e) = hook.await {
+            return Ok(response(api_key, None).failed(&e.message));
+        }
     }
     // A 200 that is not an event stream (a proxy's JSON or HTML page) is named as such. As
     // pi-ai's clients read any 200 as one, a body that starts as one (a gateway's wrong

@@ -30,6 +30,11 @@ struct Streaming {
     block: usize,
 }
 
+thread_local! {
+    /// Ids generated for calls sent without one (see [`GoogleDecoder`]'s use).
+    static CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 pub struct GoogleDecoder {
     model: Rc<Value>,
     partial: Partial,
@@ -37,7 +42,6 @@ pub struct GoogleDecoder {
     streaming: Option<Streaming>,
     /// For ids of calls the server sent without one (pi-ai: `name_time_counter`).
     now: f64,
-    counter: u64,
     /// A finish reason arrived: only usage may follow.
     pub(crate) finished: bool,
 }
@@ -190,7 +194,6 @@ impl GoogleDecoder {
             current: None,
             streaming: None,
             now,
-            counter: 0,
             finished: false,
         }
     }
@@ -360,14 +363,16 @@ impl GoogleDecoder {
         let provided = str_of(call, "id").filter(|id| !id.is_empty());
         let id = match provided {
             Some(id) if !self.has_tool_call(id) => id.to_string(),
-            _ => {
-                self.counter += 1;
-                format!(
-                    "{name}_{}_{}",
-                    crate::jsnum::to_js_string(self.now),
-                    self.counter
-                )
-            }
+            // pi-ai's `name_time_counter`, its counter one for the whole instance (as pi-ai's
+            // module's), so ids stay distinct across responses made in the same millisecond.
+            _ => format!(
+                "{name}_{}_{}",
+                crate::jsnum::to_js_string(self.now),
+                CALLS.with(|n| {
+                    n.set(n.get() + 1);
+                    n.get()
+                })
+            ),
         };
         let mut block = Map::new();
         block.put("type", "toolCall".into());

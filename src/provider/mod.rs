@@ -384,3 +384,28 @@ pub fn cut_text(text: &str, max: usize) -> String {
         None => text.to_string(),
     }
 }
+
+/// A truthy value as [`js_string`] shows it; `None` for a falsy one.
+pub fn truthy_string(v: Option<&Value>) -> Option<String> {
+    v.filter(|v| crate::json::is_truthy(v))
+        .map(|v| js_string(Some(v)))
+}
+
+/// A value as a JS template literal shows it (`undefined` when absent).
+pub fn js_string(v: Option<&Value>) -> String {
+    match v {
+        None => "undefined".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) => "null".into(),
+        Some(Value::Object(_)) => "[object Object]".into(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| match x {
+                Value::Null => String::new(),
+                x => js_string(Some(x)),
+            })
+            .collect::<Vec<_>>()
+            .joined(","),
+        Some(other) => crate::json::json_stringify(other),
+    }
+}

@@ -305,7 +305,12 @@ impl<'a> Wire<'a> {
                                 id: text(call, "id"),
                                 function: call.get("function").map(|f| WireFunction {
                                     name: text(f, "name"),
-                                    arguments: text(f, "arguments"),
+                                    // pi-ai appends any truthy value as its text: an
+                                    // object's is "[object Object]", no JSON.
+                                    arguments: match f.get("arguments") {
+                                        Some(Value::String(s)) => Some(Cow::Borrowed(s.as_str())),
+                                        a => super::truthy_string(a).map(Cow::Owned),
+                                    },
                                 }),
                             })
                             .collect()

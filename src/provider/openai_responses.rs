@@ -24,7 +24,7 @@ use std::rc::Rc;
 use crate::json::{Map, Value};
 
 use super::usage::calculate_cost;
-use super::ToolArgs;
+use super::{js_string, truthy_string, ToolArgs};
 use crate::event::{AssistantMessageEvent, Partial};
 use crate::json::json_stringify;
 use crate::message::{AgentMessage, StopReason, Usage};
@@ -704,28 +704,5 @@ impl ResponsesDecoder {
         out: &mut Vec<AssistantMessageEvent>,
     ) -> AgentMessage {
         super::fail_partial(&self.partial, message, aborted, out)
-    }
-}
-
-fn truthy_string(v: Option<&Value>) -> Option<String> {
-    v.filter(|v| is_truthy(v)).map(|v| js_string(Some(v)))
-}
-
-/// A value as a JS template literal shows it (`undefined` when absent).
-fn js_string(v: Option<&Value>) -> String {
-    match v {
-        None => "undefined".into(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) => "null".into(),
-        Some(Value::Object(_)) => "[object Object]".into(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|x| match x {
-                Value::Null => String::new(),
-                x => js_string(Some(x)),
-            })
-            .collect::<Vec<_>>()
-            .joined(","),
-        Some(other) => json_stringify(other),
     }
 }
