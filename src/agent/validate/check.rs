@@ -161,9 +161,10 @@ fn is_multiple(v: f64, d: f64) -> bool {
     // Compare as decimals: v = vc·10^ve, d = dc·10^de, each coefficient at most 17 digits.
     let (vc, ve) = decimal(v);
     let (dc, de) = decimal(d);
-    if dc == 0 {
+    // Non-zero by its type: no check for a zero divisor (and its panic text) in the .wasm.
+    let Some(dc) = std::num::NonZeroU64::new(dc) else {
         return false;
-    }
+    };
     if ve >= de {
         // vc·10^(ve−de) ≡ 0 (mod dc), by residues: each is below dc < 10^17, so ten times
         // one fits in a u64 (no 128-bit arithmetic in the .wasm).
@@ -178,6 +179,7 @@ fn is_multiple(v: f64, d: f64) -> bool {
         let m = u32::try_from(de - ve)
             .ok()
             .and_then(|k| 10u64.checked_pow(k))
+            .and_then(std::num::NonZeroU64::new)
             .and_then(|p| dc.checked_mul(p));
         m.map_or(vc == 0, |m| vc % m == 0)
     }
