@@ -482,9 +482,20 @@ impl GoogleDecoder {
     ) -> Result<(), String> {
         let chunk: Value =
             crate::json::parse(data).map_err(|e| format!("Malformed JSON in stream event: {e}"))?;
+        // @google/genai's check of each chunk: an error object with an HTTP code (400 to 599)
+        // ends the stream; one without is read on as a chunk.
         if let Some(err) = chunk.get("error").filter(|e| e.is_object()) {
-            let message = str_of(err, "message").unwrap_or("unknown error");
-            return Err(format!("Provider error: {message}"));
+            if err
+                .get("code")
+                .and_then(Value::as_f64)
+                .is_some_and(|c| (400.0..600.0).contains(&c))
+            {
+                return Err(format!(
+                    "got status: {}. {}",
+                    super::js_string(err.get("status")),
+                    crate::json::json_stringify(&chunk)
+                ));
+            }
         }
         let has_id = matches!(self.get("responseId"), Value::String(s) if !s.is_empty());
         if !has_id {

@@ -101,3 +101,14 @@ test('Gemini call ids made for calls sent without one stay distinct across respo
     Date.now = now;
   }
 });
+
+test('a Gemini error object inside the stream ends it as @google/genai words it when it has an HTTP code, and is read on without one', async () => {
+  const part = (text) => `data: ${JSON.stringify({ candidates: [{ content: { parts: [{ text }] } }] })}\n\n`;
+  for (const error of [{ code: 500, message: 'internal', status: 'INTERNAL' }, { code: 429, message: 'slow down' }, { message: 'no code' }, { code: 200, message: 'odd' }]) {
+    const text = part('a') + `data: ${JSON.stringify({ error })}\n\n` + `data: ${JSON.stringify({ candidates: [{ content: { parts: [{ text: 'b' }] }, finishReason: 'STOP' }] })}\n\n`;
+    const { ours, pi } = await both('google-generative-ai', text);
+    assert.equal(ours.stopReason, pi.stopReason, JSON.stringify(error));
+    assert.equal(ours.errorMessage, pi.errorMessage, JSON.stringify(error));
+    assert.deepEqual(ours.content.map((b) => b.text), pi.content.map((b) => b.text), JSON.stringify(error));
+  }
+});
