@@ -666,6 +666,10 @@ pub async fn open(
     Ok(r)
 }
 
+/// What [`send`] takes for no response within `timeoutMs` (a NUL no error text of a host's
+/// starts with).
+const TIMED_OUT: &str = "\0timeout";
+
 /// Sends `request` until a 2xx response, retrying per [`retryable`] up to `maxRetries`
 /// times. `Err` is the `errorMessage` of a request that failed for good.
 async fn send(
@@ -680,16 +684,15 @@ async fn send(
     let mut attempt = 0u32;
     let aborted = || services.signal.aborted();
     loop {
-        let Some(sent) = within(
+        // No response within `timeoutMs` is retried as a network error is, as pi-ai's clients
+        // retry both; its text is made if it fails for good.
+        let sent = within(
             &*services.transport,
             timeout,
             services.transport.send(request),
         )
         .await
-        else {
-            let ms = to_js_string(timeout.unwrap_or_default());
-            return Err(format!("Request timed out: no response for {ms} ms"));
-        };
+        .unwrap_or_else(|| Err(TIMED_OUT.into()));
         let mut response = match sent {
             Ok(r) => r,
             Err(text) => {
@@ -703,7 +706,12 @@ async fn send(
                 }
                 // fetch's own message ("fetch failed") says nothing; its cause (refused,
                 // unknown host, TLS) is what the user can act on.
-                return Err(if text.is_empty() {
+                return Err(if text == TIMED_OUT {
+                    format!(
+                        "Request timed out: no response for {} ms",
+                        to_js_string(timeout.unwrap_or_default())
+                    )
+                } else if text.is_empty() {
                     "Connection error.".to_string()
                 } else {
                     format!("Connection error: {text}")

@@ -112,3 +112,24 @@ test('a Gemini error object inside the stream ends it as @google/genai words it 
     assert.deepEqual(ours.content.map((b) => b.text), pi.content.map((b) => b.text), JSON.stringify(error));
   }
 });
+
+test('with timeoutMs and maxRetries, a request that got no response in time is retried, as pi-ai\'s clients retry it (it failed at once)', async () => {
+  let requests = 0;
+  const silent = createServer((req) => { requests += 1; req.resume(); });
+  await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const model = { ...modelFor('openai-completions'), baseUrl: `http://127.0.0.1:${silent.address().port}` };
+    const counts = {};
+    for (const [name, stream] of [['ours', streamSimple], ['pi', piStreamSimple]]) {
+      requests = 0;
+      const m = await stream(model, context, { apiKey: 'k', timeoutMs: 100, maxRetries: 2 }).result();
+      assert.equal(m.stopReason, 'error', name);
+      counts[name] = requests;
+      if (name === 'ours') assert.equal(m.errorMessage, 'Request timed out: no response for 100 ms');
+    }
+    assert.deepEqual(counts, { ours: 3, pi: 3 });
+  } finally {
+    silent.closeAllConnections();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
