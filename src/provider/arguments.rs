@@ -46,9 +46,7 @@ impl ToolArgs {
         })
         .unwrap_or(Value::Null)
     }
-}
 
-impl ToolArgs {
     /// The arguments of a call whose block never ended (no stop event came): pi-ai's block
     /// keeps the partial value its last delta parsed, which is the text's value when the text
     /// is whole JSON (that case is kept here; a cut text keeps `{}`). No error either way.
