@@ -634,7 +634,7 @@ pub async fn open(
     }
     // A 200 that is not an event stream (a proxy's JSON or HTML page) is named as such. As
     // pi-ai's clients read any 200 as one, a body that starts as one (a gateway's wrong
-    // content type) is read as one: its first byte that is no space decides.
+    // content type) is read as one: its first printable byte decides.
     let kind = sent.header("content-type").unwrap_or_default();
     let mut sent = sent;
     let mut head = Vec::new();
@@ -791,26 +791,36 @@ async fn pause(services: &Services, attempt: u32, server_ms: Option<f64>) {
 /// key hidden before any of it is cut (a cut through the key would leave a part that no
 /// longer matches). The body is read as the stream is, each piece within `timeout`, up to
 /// [`MAX_BODY_READ`] bytes; a reset or an abort ends it where it stopped. With `sniff`, a body
-/// whose first byte that is no space cannot start JSON or HTML (`{`, `[`, `<`) is no failure:
-/// `Err` with the bytes read, the start of an event stream.
+/// whose first printable byte cannot start JSON or HTML (`{`, `[`, `<`) is no failure: `Err`
+/// with the bytes read, the start of an event stream.
 async fn body_failure(
     services: &Services,
     response: &mut dyn HttpResponse,
-    sniff: bool,
+    mut sniff: bool,
     key: Option<&str>,
     timeout: Option<f64>,
     describe: &dyn Fn(&str) -> String,
 ) -> Result<String, Vec<u8>> {
-    let mut bytes = Vec::new();
+    let mut bytes: Vec<u8> = Vec::new();
     let mut over = false;
+    // How far the bytes were looked at for the first printable one (spaces, and the BOM's
+    // bytes as any that are no printable ASCII, are passed over): each byte once, however
+    // the body is cut.
+    let mut seen = 0;
     loop {
         if sniff {
-            let text = bytes.strip_prefix(BOM).unwrap_or(&bytes);
-            if let Some(b) = text.iter().find(|b| !b.is_ascii_whitespace()) {
+            let first = bytes
+                .get(seen..)
+                .unwrap_or_default()
+                .iter()
+                .find(|b| b.is_ascii_graphic());
+            if let Some(b) = first {
                 if !matches!(b, b'{' | b'[' | b'<') {
                     return Err(bytes);
                 }
+                sniff = false;
             }
+            seen = bytes.len();
         }
         let Some(read) = within(&*services.transport, timeout, response.read()).await else {
             return Ok(format!(

@@ -311,3 +311,26 @@ test('a 200 event stream labelled application/json or text/html is read as one, 
     }
   }
 });
+
+// Each byte of a body is looked at once for its first printable one, however the body is cut:
+// 400,000 spaces in one-byte chunks before a JSON error were looked at again for each chunk (an
+// outside tester's large bodies led there), about 8·10^10 looks.
+test('a JSON-labelled 200 that starts with 400,000 spaces in one-byte chunks is named as JSON, each byte looked at once', { timeout: 60_000 }, async () => {
+  const spaces = 400_000;
+  const tail = new TextEncoder().encode('{"error":{"message":"late"}}');
+  const fetch = async () => {
+    let i = 0;
+    const reader = {
+      read: async () => {
+        i += 1;
+        if (i <= spaces) return { done: false, value: new Uint8Array([32]) };
+        if (i === spaces + 1) return { done: false, value: tail };
+        return { done: true, value: undefined };
+      },
+      cancel: async () => {},
+    };
+    return { ok: true, status: 200, statusText: 'OK', headers: new Headers({ 'content-type': 'application/json' }), body: { getReader: () => reader } };
+  };
+  const { last } = await runLoop(modelAt('openai-completions', 'http://127.0.0.1:9'), KEY, { fetch });
+  assert.equal(last.errorMessage, 'Expected an event stream, got application/json: {"error":{"message":"late"}}');
+});
