@@ -777,6 +777,8 @@ function bodyReader(body, signal) {
 function release(reader, how) {
   DETACH.get(reader)?.();
   DETACH.delete(reader);
+  // No read of the run's comes after: one still passing empty chunks (`readPastEmpty`) stops.
+  ABORTED.add(reader);
   if (how === 0) return;
   const cancel = () => cancelQuietly(reader);
   if (how === 2) return cancel();

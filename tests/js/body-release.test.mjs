@@ -258,3 +258,18 @@ test('a fetch that gives no Response: an error naming what it gave', async () =>
     assert.equal(last.errorMessage, `Connection error: fetch gave ${kind}, not a Response`);
   }
 });
+
+// After the run let go of a body (a timeout here), the glue's read past empty chunks went on
+// pulling from an async-iterable body with no `return`, forever: the process never exited
+// (found by an outside tester).
+test('a body let go after timeoutMs is pulled no more, even an async iterable without return()', async () => {
+  let pulls = 0;
+  const body = { [Symbol.asyncIterator]: () => ({ next: async () => { pulls += 1; return { done: false, value: new Uint8Array(0) }; } }) };
+  const fetch = async () => ({ ok: true, status: 200, statusText: 'OK', headers: new Headers({ 'content-type': 'text/event-stream' }), body });
+  const { last } = await runLoop(modelAt('openai-completions', 'http://127.0.0.1:9'), KEY, { fetch, timeoutMs: 100 });
+  assert.match(last.errorMessage, /^Request timed out: no data for 100 ms/);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const after = pulls;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(pulls, after, 'pulled on after the run let go of the body');
+});
