@@ -42,6 +42,8 @@ export async function readPastEmpty(reader, stop) {
  * length reads 0) is not empty: its reader names it. */
 function isEmpty(value) {
   if (value === '') return true;
+  // A view with bytes, the usual chunk, is told at once (no second view made of it here).
+  if (ArrayBuffer.isView(value) && quietly(value, 'byteLength') !== 0) return false;
   try {
     return bytesOf(value)?.length === 0;
   } catch {

@@ -741,7 +741,7 @@ function readBody(reader) {
 
 /** By body reader: what removes its abort listener (`bodyReader`). */
 const DETACH = new WeakMap();
-/** The body readers whose run's signal aborted. */
+/** The body readers the run let go of (`release`; at its signal's abort too). */
 const ABORTED = new WeakSet();
 
 /** A reader of a response body for fetch.rs (a ReadableStream's, or one over an async iterable
@@ -752,10 +752,7 @@ function bodyReader(body, signal) {
   const reader = bodyReaderOf(body);
   if (reader === undefined) throw new TypeError('the body is no stream: it has neither getReader() nor Symbol.asyncIterator');
   if (signal != null && typeof signal.addEventListener === 'function') {
-    const cancel = () => {
-      ABORTED.add(reader);
-      release(reader, 2);
-    };
+    const cancel = () => release(reader, 2);
     if (signal.aborted) cancel();
     else {
       signal.addEventListener('abort', cancel, { once: true });
