@@ -250,7 +250,8 @@ extern "C" {
         run: u32,
     ) -> Result<bool, JsValue>;
 
-    /// `reader.read()` of a response body's reader: a method call made in JS, where an
+    /// The next step of a response body's reader that is no empty chunk (the glue's
+    /// `readPastEmpty`), or its end once the reader was let go of: reads made in JS, where an
     /// engine calls its own streams fastest.
     #[wasm_bindgen(method, catch, js_name = readBody)]
     pub fn read_body(this: &Glue, reader: &JsValue) -> Result<JsValue, JsValue>;
