@@ -215,6 +215,9 @@ export class Agent {
     // Not pi's option: a bad value is refused here, not at each run.
     graceOf(o.abortGraceMs);
     this.abortGraceMs = o.abortGraceMs;
+    // Not pi's option: a Recorder (pi-agent-wasm/cassette) that records every run.
+    if (o.record !== undefined && typeof o.record?.begin !== 'function') throw new TypeError('record must be a Recorder');
+    this.record = o.record;
   }
 
   /** The tool calls waiting for an answer: `{ toolCallId, toolName, args, kind, reason?, expiresAt? }`
@@ -409,7 +412,7 @@ export class Agent {
 
   /** What a run of this agent needs besides the loop's arguments. */
   #runOptions(probe, position) {
-    return { probe, position, checkpoint: this.onCheckpoint ? () => this.#checkpoint() : undefined, gate: this.#gate };
+    return { probe, position, checkpoint: this.onCheckpoint ? () => this.#checkpoint() : undefined, gate: this.#gate, tape: this.record ?? undefined };
   }
 
   /** `onCheckpoint(snapshot, event?)`: after an event's listeners, and before a tool runs. */

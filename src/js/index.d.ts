@@ -487,6 +487,12 @@ type MaybePromise<T> = T | Promise<T>;
  * messages, say) fails the run with an `invalid_input` error, where pi would pass it on to the
  * provider.
  */
+/** Not in pi: what records runs, a `Recorder` of `pi-agent-wasm/cassette` (docs/record-replay.md). */
+export interface RunRecorder {
+  /** Called by the loop at the start of each run. */
+  begin(run: unknown): unknown;
+}
+
 export interface AgentLoopConfig extends SimpleStreamOptions {
   /** The model of the run's requests (until a hook replaces it). */
   model: Model<any>;
@@ -526,6 +532,11 @@ export interface AgentLoopConfig extends SimpleStreamOptions {
    * it was interrupted). A throw becomes the call's error result.
    */
   onInterruptedToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => MaybePromise<"rerun" | AgentToolResult<any> | undefined>;
+  /**
+   * Not in pi: records the run into a cassette (a `Recorder` of `pi-agent-wasm/cassette`): every
+   * input the loop does not decide itself, so that `replay` can run it again offline.
+   */
+  record?: RunRecorder;
   /** Not in pi: answers the run's waiting tool calls (see {@link WaitingAgentTool}). */
   toolCallGate?: ToolCallGate;
   /** Not in pi: whether a call of any tool needs approval (as {@link WaitingAgentTool}). */
@@ -1022,6 +1033,8 @@ export interface AgentOptions {
   onCheckpoint?: (snapshot: AgentSnapshot, event?: AgentEvent) => void | Promise<void>;
   /** Not in pi: see {@link AgentLoopConfig.onInterruptedToolCall}. */
   onInterruptedToolCall?: AgentLoopConfig["onInterruptedToolCall"];
+  /** Not in pi: records every run of the agent into a cassette (see {@link AgentLoopConfig.record}). */
+  record?: RunRecorder;
   /** Not in pi: see {@link AgentLoopConfig.needsApproval}. */
   needsApproval?: AgentLoopConfig["needsApproval"];
   /** Not in pi: see {@link AgentLoopConfig.expiresAfterMs}. */
@@ -1084,6 +1097,8 @@ export declare class Agent {
   identity?: ClientIdentity;
   /** Not in pi: see {@link AgentOptions.onCheckpoint}. */
   onCheckpoint?: AgentOptions["onCheckpoint"];
+  /** Not in pi: see {@link AgentOptions.record}. */
+  record?: AgentOptions["record"];
   /** Not in pi: see {@link AgentLoopConfig.onInterruptedToolCall}. */
   onInterruptedToolCall?: AgentOptions["onInterruptedToolCall"];
   /**

@@ -863,12 +863,25 @@ function toolResult(toolCallId, toolName, content, details, usage, isError, dura
     : { role: 'toolResult', toolCallId, toolName, content, details, usage, isError, durationMs, timestamp };
 }
 
+const monotonic = () => (typeof performance !== 'undefined' && typeof performance.now === 'function' ? performance.now() : Date.now());
+
+/** The core's clock (host.rs `JsClock`): `Date.now()` for 0, `performance.now()` for 1. A
+ * recorded run's glue records what it reads, a replayed run's gives it back (cassette.js). */
+function clock(kind) {
+  try {
+    return kind === 1 ? monotonic() : Date.now();
+  } catch {
+    // A host that replaced `performance.now` with one that throws.
+    return Date.now();
+  }
+}
+
 /** `tool.execute(…)` as pi calls it; a run's own glue may park the call first (pending.js). */
 function executeTool(tool, id, args, signal, onUpdate) {
   return tool.execute(id, args, signal, onUpdate);
 }
 
-const GLUE = { requestIdentity: (config) => mergeIdentity(config.identity), emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, callArguments, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, bodyReader, chunkOf, release, sleep, deadline, envApiKey, describeError, redact };
+const GLUE = { requestIdentity: (config) => mergeIdentity(config.identity), clock, emitEvent, openResponse, streamOptions, copyWith, jsonArguments, callBlocks, callArguments, toolHookContext, prepareArguments, items, readTool, executeTool, toolResult, hook, fields, view, split, extend, shared, liveContext, livePush, livePull, liveSame, updater, awaitInto, readBody, bodyReader, chunkOf, release, sleep, deadline, envApiKey, describeError, redact };
 
 /**
  * The built-in stream function, requested and decoded in Rust over `fetch`, for models with
@@ -969,7 +982,7 @@ function checkpointing(emit, onCheckpoint, transcript, position, gate) {
  * `position`. `probe`, when given, gets `probe.position`: the run's position now.
  * `checkpoint`, when given, is awaited before each tool's `execute`.
  */
-export function startRun(mode, prompts, context, config, emit, signal, streamFn, { position, probe, checkpoint, gate, waiting } = {}) {
+export function startRun(mode, prompts, context, config, emit, signal, streamFn, { position, probe, checkpoint, gate, waiting, tape } = {}) {
   // 1 to 2^32 - 1: 0 is no run for settle.rs.
   const id = (lastRunId = (lastRunId % (2 ** 32 - 1)) + 1);
   let wasmNow;
@@ -991,7 +1004,10 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   let needsApproval;
   let expiresAfterMs;
   let abortGraceMs;
+  // Not pi's key: a Recorder (tape.js), or a replay's player (cassette.js); an Agent's comes as `tape`.
+  const kind = tape === undefined ? 'loop' : 'agent';
   try {
+    tape ??= config?.record ?? undefined;
     onCheckpoint = config?.onCheckpoint;
     // Not pi's keys either (pending.js): the answers of waiting tool calls, and a hook that
     // says which calls need approval.
@@ -1020,6 +1036,16 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
     sink = wrapped.emit;
     beforeExecute = wrapped.checkpoint;
   }
+  let taping;
+  if (tape !== undefined && tape !== null) {
+    if (typeof tape.begin !== 'function') return Promise.reject(invalidInput('config.record must be a Recorder'));
+    try {
+      taping = tape.begin({ kind, mode, prompts, context, config, position, signal, where });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    sink = taping.emit(sink);
+  }
   let disarm;
   try {
     disarm = boundAwaits(id, signal, graceOf(abortGraceMs));
@@ -1028,16 +1054,28 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   }
   const watched = watchRun(sink, mode === 'resume' ? resumedRun(context.messages, position) : undefined);
   const glue = runGlue(GLUE, { gate, needsApproval, expiresAfterMs, emit: watched.emit, checkpoint: beforeExecute, messages: transcript });
+  const resolved = taping === undefined ? resolveStreamFn(streamFn) : taping.streamFn(resolveStreamFn(streamFn), streamSimple);
+  taping?.glue(glue);
   const run = guarded(
     (wasm) => {
       wasmNow = wasm;
       // One object: the keys are the getters of glue.rs `RunOptions`.
-      return wasm.runLoop(glue, { mode, prompts, context, config, emit: watched.emit, signal, streamFn: resolveStreamFn(streamFn), position, id, checkpoint: beforeExecute });
+      return wasm.runLoop(glue, { mode, prompts, context, config, emit: watched.emit, signal, streamFn: resolved, position, id, checkpoint: beforeExecute });
     },
     (crash) => watched.close(crashText(crash), config),
   );
-  // A side chain: the caller's Promise is `run` itself, settling when it did before.
+  // Side chains: the caller's Promise is `run` itself, settling when it did before.
   if (disarm !== undefined) run.then(disarm, disarm);
+  if (taping !== undefined) {
+    const end = () => {
+      try {
+        taping.end();
+      } catch {
+        // A replay's miss at the run's end: its player keeps it.
+      }
+    };
+    run.then(end, end);
+  }
   if (gate === undefined) return run;
   return run.finally(() => gate.runEnded());
 }

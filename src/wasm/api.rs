@@ -181,7 +181,7 @@ async fn run_loop(glue: Glue, run: RunOptions) -> JsResult<JsValue> {
     };
     let js_signal = JsSignal(signal);
     let host = Host {
-        clock: &JsClock,
+        clock: &JsClock(glue),
         patterns: &JsPatterns::default(),
         signal: Some(&js_signal),
         sink: &sink,
@@ -255,7 +255,7 @@ async fn tool_call_js(glue: Glue, tool_call: JsValue, options: JsValue) -> JsRes
     let js_signal = JsSignal(signal);
     let patterns = JsPatterns::default();
     let env = ToolEnv {
-        clock: &JsClock,
+        clock: &JsClock(table.glue().clone()),
         patterns: &patterns,
         signal: Some(&js_signal),
         hooks: &hooks,

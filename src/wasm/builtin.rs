@@ -433,7 +433,7 @@ impl StreamFn for BuiltinStreamFn {
                     glue: glue.clone(),
                     updates: self.updates.clone(),
                 }),
-                clock: Rc::new(JsClock),
+                clock: Rc::new(JsClock(glue.clone())),
                 signal: Rc::new(self.signal.clone()),
             };
             let config = provider_config(&self.config);

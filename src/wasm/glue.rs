@@ -272,6 +272,11 @@ extern "C" {
     #[wasm_bindgen(method, catch)]
     pub fn release(this: &Glue, reader: &JsValue, how: u32) -> Result<(), JsValue>;
 
+    /// The clock: `Date.now()` for `0`, `performance.now()` for `1` (a recorded run's glue
+    /// records what it reads, a replayed run's gives back what was recorded).
+    #[wasm_bindgen(method)]
+    pub fn clock(this: &Glue, kind: u32) -> f64;
+
     /// A Promise that resolves after `ms`, or earlier when `signal` aborts.
     #[wasm_bindgen(method, catch)]
     pub fn sleep(this: &Glue, ms: f64, signal: &JsValue) -> Result<JsValue, JsValue>;

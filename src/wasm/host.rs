@@ -1,5 +1,4 @@
-//! The small host services for the core in JS: the clock (`Date.now`, `performance.now`),
-//! the `AbortSignal` and `RegExp` for schema patterns. The event sink is sink.rs, the JS copy
+//! The small host services for the core in JS: the clock (the glue's), the `AbortSignal` and `RegExp` for schema patterns. The event sink is sink.rs, the JS copy
 //! of a streamed partial mirror.rs.
 
 use std::cell::RefCell;
@@ -12,10 +11,6 @@ use crate::io::{AbortSignal, Clock, Patterns};
 
 #[wasm_bindgen]
 extern "C" {
-    /// `performance.now()`; through `catch`, as a host may lack or replace `performance`.
-    #[wasm_bindgen(catch, js_namespace = performance, js_name = now)]
-    fn performance_now() -> Result<f64, JsValue>;
-
     type JsRegExp;
     #[wasm_bindgen(constructor, catch, js_class = "RegExp")]
     fn new(pattern: &JsValue, flags: &str) -> Result<JsRegExp, JsValue>;
@@ -23,14 +18,16 @@ extern "C" {
     fn test(this: &JsRegExp, text: &JsValue) -> Result<bool, JsValue>;
 }
 
-pub struct JsClock;
+/// The run's clock: its glue's `clock` (src/js/loop.js), which a recorded or replayed run
+/// replaces (src/js/cassette.js). It never throws.
+pub struct JsClock(pub super::glue::Glue);
 
 impl Clock for JsClock {
     fn now(&self) -> f64 {
-        js_sys::Date::now()
+        self.0.clock(0)
     }
     fn monotonic(&self) -> f64 {
-        performance_now().unwrap_or_else(|_| js_sys::Date::now())
+        self.0.clock(1)
     }
 }
 

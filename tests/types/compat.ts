@@ -117,10 +117,11 @@ ok<Assignable<Pi.AgentLoopConfig, W.AgentLoopConfig>>();
 // two hooks to the Agent; waiting tool calls add `toolCallGate`, `needsApproval` and
 // `expiresAfterMs` to the config, `needsApproval` and `expiresAfterMs` to the options, and
 // those two, `waitingToolCalls`, `approve`, `reject` and `resolveToolCall` to the Agent; the
-// bound on an aborted run's waits adds `abortGraceMs` to all three; nothing else differs.
-ok<Equals<Exclude<keyof W.AgentLoopConfig, 'onCheckpoint' | 'onInterruptedToolCall' | 'toolCallGate' | 'needsApproval' | 'expiresAfterMs' | 'abortGraceMs'>, keyof Pi.AgentLoopConfig>>();
+// bound on an aborted run's waits adds `abortGraceMs` to all three; recording (record, replay
+// and fork) adds `record` to all three; nothing else differs.
+ok<Equals<Exclude<keyof W.AgentLoopConfig, 'onCheckpoint' | 'onInterruptedToolCall' | 'toolCallGate' | 'needsApproval' | 'expiresAfterMs' | 'abortGraceMs' | 'record'>, keyof Pi.AgentLoopConfig>>();
 ok<Assignable<Pi.AgentOptions, W.AgentOptions>>();
-ok<Equals<Exclude<keyof W.AgentOptions, 'restore' | 'onCheckpoint' | 'onInterruptedToolCall' | 'needsApproval' | 'expiresAfterMs' | 'abortGraceMs'>, keyof Pi.AgentOptions>>();
+ok<Equals<Exclude<keyof W.AgentOptions, 'restore' | 'onCheckpoint' | 'onInterruptedToolCall' | 'needsApproval' | 'expiresAfterMs' | 'abortGraceMs' | 'record'>, keyof Pi.AgentOptions>>();
 ok<Assignable<Pi.ToolCallHooks, W.ToolCallHooks>>();
 ok<Assignable<Pi.RunToolCallOptions, W.RunToolCallOptions>>();
 ok<Equals<keyof W.RunToolCallOptions, keyof Pi.RunToolCallOptions>>();
@@ -134,7 +135,7 @@ ok<Assignable<W.StreamFn, Pi.StreamFn> extends true ? false : true>(); // ours m
 // The Agent: pi's class has private members, so neither class is assignable to the other;
 // what matters is that every public member is there with pi's type.
 type PublicKeys<T> = { [K in keyof T]: K }[keyof T];
-ok<Equals<Exclude<PublicKeys<W.Agent>, 'snapshot' | 'resume' | 'discardedUsage' | 'onCheckpoint' | 'onInterruptedToolCall' | 'needsApproval' | 'expiresAfterMs' | 'abortGraceMs' | 'waitingToolCalls' | 'approve' | 'reject' | 'resolveToolCall'>, PublicKeys<Pi.Agent>>>();
+ok<Equals<Exclude<PublicKeys<W.Agent>, 'snapshot' | 'resume' | 'discardedUsage' | 'onCheckpoint' | 'onInterruptedToolCall' | 'needsApproval' | 'expiresAfterMs' | 'abortGraceMs' | 'waitingToolCalls' | 'approve' | 'reject' | 'resolveToolCall' | 'record'>, PublicKeys<Pi.Agent>>>();
 ok<Equals<Parameters<W.Agent['subscribe']>, Parameters<Pi.Agent['subscribe']>>>();
 ok<Equals<W.Agent['state'], Pi.Agent['state']>>();
 

@@ -1,0 +1,730 @@
+// Replay and fork of recorded runs (not in pi; docs/record-replay.md). A cassette is what a
+// `Recorder` (tape.js) wrote. `replay` runs the same agent again offline: every input comes
+// from the cassette (responses, tool results, queue polls, the clock, an abort) while hooks and
+// listeners run again as code; where the run asks for something the cassette does not hold, it
+// stops with a divergence error (or, with `onMiss: "live"`, goes on live and keeps recording).
+// `fork` starts a run again at any recorded event from the position the cassette holds there,
+// with one change, without running what came before.
+import { Agent } from './agent.js';
+import { runAgentLoop, runAgentLoopContinue, runAgentLoopResume, CHECKPOINT_VERSION } from './loop.js';
+import { ToolArguments } from './streaming-json.js';
+import { Recorder, Taping, CASSETTE_VERSION, macrotask, recordStream } from './tape.js';
+
+export { Recorder, CASSETTE_VERSION };
+
+/** An `invalid_input` error (docs/errors.md). */
+function invalid(message) {
+  return Object.assign(new Error(message), { code: 'invalid_input' });
+}
+
+/** A value for a message, cut to `max` characters. */
+function brief(value, max = 160) {
+  let text;
+  try {
+    text = typeof value === 'string' ? value : JSON.stringify(value);
+  } catch {
+    text = String(value);
+  }
+  if (text === undefined) text = String(value);
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** The error a replay stops with: `index` is the event the run had reached, `recorded` and
+ * `asked` what the cassette held there and what the run asked for. */
+export class ReplayDivergence extends Error {
+  constructor(index, what, recorded, asked) {
+    super(`Replay diverged at event ${index}: ${what}: the cassette has ${brief(recorded)}, the run asked for ${brief(asked)}`);
+    this.name = 'ReplayDivergence';
+    this.code = 'replay_divergence';
+    this.index = index;
+    this.what = what;
+    this.recorded = recorded;
+    this.asked = asked;
+  }
+}
+
+/** The value a cassette wrote for `undefined`. */
+const undef = (v) => (v !== null && typeof v === 'object' && v.$undefined === 1 && Object.keys(v).length === 1 ? undefined : v);
+
+/**
+ * Reads a cassette (its text, its lines, or the Recorder) into runs: each with its requests
+ * (and their streamed events and results), tool calls, queue polls, clock readings, event
+ * boundaries and abort. A line that is no JSON, or a cassette of another version, is an
+ * `invalid_input` error naming the line.
+ */
+export function readCassette(cassette) {
+  let lines;
+  if (cassette instanceof Recorder) lines = cassette.lines;
+  else if (typeof cassette === 'string') lines = cassette.split('\n');
+  else if (Array.isArray(cassette)) lines = cassette;
+  else throw invalid('cassette: expected its text, its lines or a Recorder');
+  const records = [];
+  lines.forEach((line, i) => {
+    if (typeof line !== 'string') throw invalid(`cassette line ${i + 1}: not a string`);
+    if (line.trim() === '') return;
+    let record;
+    try {
+      record = JSON.parse(line);
+    } catch (error) {
+      throw invalid(`cassette line ${i + 1}: not JSON (${error.message})`);
+    }
+    if (record === null || typeof record !== 'object' || typeof record.type !== 'string') throw invalid(`cassette line ${i + 1}: not a record`);
+    records.push(record);
+  });
+  const head = records[0];
+  if (head?.type !== 'cassette') throw invalid('cassette: the first line is not its header');
+  if (head.version !== CASSETTE_VERSION) throw invalid(`cassette: version ${brief(head.version)} is not ${CASSETTE_VERSION}`);
+  if (head.kind !== 'agent' && head.kind !== 'loop') throw invalid(`cassette: kind ${brief(head.kind)} is neither "agent" nor "loop"`);
+  const runs = [];
+  let run;
+  let known = [];
+  for (let i = 1; i < records.length; i++) {
+    const r = records[i];
+    if (r.type === 'run') {
+      const messages = applyDelta(known, r.messages, `cassette record ${i + 1}`);
+      known = messages.slice();
+      run = { line: r, messages, requests: [], tools: new Map(), actions: [], polls: { steering: [], followUp: [] }, clocks: [[], []], events: [], known: [] };
+      runs.push(run);
+      continue;
+    }
+    if (run === undefined) throw invalid(`cassette record ${i + 1}: ${r.type} before any run`);
+    switch (r.type) {
+      case 'request': {
+        const before = run.requests.length > 0 ? run.requests[run.requests.length - 1].messages : [];
+        run.requests[r.n] = { line: r, messages: applyDelta(before, r.messages, `cassette record ${i + 1}`), stream: [], result: undefined, threw: undefined };
+        break;
+      }
+      case 'response':
+        if (run.requests[r.n]) run.requests[r.n].threw = r;
+        break;
+      case 'stream':
+      case 'view':
+        run.requests[r.n]?.stream.push(r);
+        break;
+      case 'result':
+        if (run.requests[r.n]) run.requests[r.n].result = r;
+        break;
+      case 'tool': {
+        const call = { line: r, updates: [], settle: undefined };
+        // A call id the model used twice in a run: the calls are told apart by their order.
+        const list = run.tools.get(r.id) ?? [];
+        list.push(call);
+        run.tools.set(r.id, list);
+        run.actions.push({ seq: r.seq, kind: 'start', call });
+        break;
+      }
+      case 'update':
+      case 'settle': {
+        const list = run.tools.get(r.id);
+        const call = list?.findLast((c) => c.settle === undefined) ?? list?.[list.length - 1];
+        if (call === undefined) break;
+        if (r.type === 'update') call.updates.push(r);
+        else call.settle = r;
+        run.actions.push({ seq: r.seq, kind: r.type, call, record: r });
+        break;
+      }
+      case 'poll':
+        (run.polls[r.queue] ?? []).push(r);
+        break;
+      case 'clock':
+        run.clocks[r.kind === 1 ? 1 : 0].push(r.value);
+        break;
+      case 'abort':
+        run.abort ??= r;
+        run.actions.push({ seq: r.seq, kind: 'abort', record: r });
+        break;
+      case 'event':
+        // The position as the boundaries wrote it: each one's changes to the last.
+        run.position = { ...(run.position ?? {}), ...(r.position ?? {}) };
+        for (const key of r.gone ?? []) delete run.position[key];
+        run.events.push({ ...r, position: Object.keys(run.position).length === 0 ? undefined : { ...run.position } });
+        if (r.event === 'message_end') known.push(r.message);
+        break;
+      default:
+        // A record of a later version's kind: not needed to replay.
+        break;
+    }
+  }
+  for (const r of runs) r.actions.sort((a, b) => a.seq - b.seq);
+  return { kind: head.kind, runs };
+}
+
+/** `before` with its first `delta.keep` messages kept and `delta.add` appended. */
+function applyDelta(before, delta, where) {
+  if (delta === null || typeof delta !== 'object' || !Number.isInteger(delta.keep) || !Array.isArray(delta.add)) throw invalid(`${where}: messages is not a delta`);
+  if (delta.keep < 0 || delta.keep > before.length) throw invalid(`${where}: keeps ${delta.keep} of ${before.length} messages`);
+  return [...before.slice(0, delta.keep), ...delta.add];
+}
+
+/** A recorded response as a stream again: its events (with the partial rebuilt from the
+ * changes written) and its result. */
+function playStream(recorded, taping) {
+  const partialState = { partial: undefined, args: [] };
+  let i = 0;
+  const records = recorded.stream;
+  // What a listener saw at an event's delivery, where the stream had gone on since it was read.
+  if (taping !== undefined) {
+    taping.playing = () => {
+      const r = records[i];
+      if (r?.type !== 'view') return;
+      i++;
+      decodeEvent({ type: 'view', p: r.p }, partialState);
+    };
+  }
+  return {
+    [Symbol.asyncIterator]() {
+      return {
+        next: async () => {
+          while (records[i]?.type === 'view') i++;
+          const r = records[i++];
+          if (r === undefined) return { value: undefined, done: true };
+          if (r.done) return { value: undefined, done: true };
+          if (r.step !== undefined) return undef(r.step);
+          if (r.raw !== undefined) return { value: undef(r.raw), done: false };
+          return { value: decodeEvent(r.event, partialState), done: false };
+        },
+        return: (value) => Promise.resolve({ value, done: true }),
+      };
+    },
+    result() {
+      const r = recorded.result;
+      if (r === undefined) return new Promise(() => {});
+      if (r.error !== undefined) return Promise.reject(Object.assign(new Error(r.error.message)));
+      if (r.thrown !== undefined) return Promise.reject(r.thrown);
+      return Promise.resolve(resolveRefs(undef(r.result), partialState));
+    },
+  };
+}
+
+/** The keys of a block's written changes (tape.js PartialDiff); a block written whole is an
+ * object with other keys (its own: `type`, `text`, …). */
+const PATCH_KEYS = new Set(['grow', 'add', 'put', 'args']);
+
+/** A field written as a reference to the partial or one of its blocks, resolved. */
+function resolveRefs(value, state) {
+  if (value !== null && typeof value === 'object') {
+    if (value.$partial === 1) return state.partial;
+    if (Number.isInteger(value.$block)) return state.partial?.content?.[value.$block];
+  }
+  return value;
+}
+
+/** One streamed event again: its fields, and the live partial with the written changes. */
+function decodeEvent(encoded, state) {
+  const p = encoded.p;
+  if (p !== undefined) {
+    if (p.new === 1 || state.partial === undefined) {
+      state.partial = {};
+      state.args = [];
+    }
+    const partial = state.partial;
+    // Every streamed argument delta goes to its call's parser, which rebuilds long arguments.
+    const ci = encoded.contentIndex;
+    if (encoded.type === 'toolcall_delta' && Number.isInteger(ci) && typeof encoded.delta === 'string') {
+      (state.args[ci] ??= new ToolArguments()).append(encoded.delta);
+    }
+    if (p.set !== undefined) {
+      Object.assign(partial, structuredClone(p.set));
+      if (partial.content?.$slot === 1) partial.content = p.content !== undefined ? p.content : [];
+    }
+    if (p.del !== undefined) for (const key of p.del) delete partial[key];
+    if (p.content !== undefined) partial.content = p.content;
+    if (p.length !== undefined || p.blocks !== undefined) {
+      if (!Array.isArray(partial.content)) partial.content = [];
+      if (p.length !== undefined) partial.content.length = p.length;
+      for (const [index, change] of p.blocks ?? []) {
+        const delta = typeof encoded.delta === 'string' ? encoded.delta : '';
+        if (change !== null && typeof change === 'object' && !Array.isArray(change) && Object.keys(change).every((k) => PATCH_KEYS.has(k))) {
+          const block = partial.content[index];
+          if (change.grow !== undefined) block[change.grow] += delta;
+          if (change.add !== undefined) for (const key of Object.keys(change.add)) block[key] += change.add[key];
+          if (change.put !== undefined) Object.assign(block, structuredClone(change.put));
+          if (change.args !== undefined) block.arguments = (state.args[index] ??= new ToolArguments()).append('');
+        } else {
+          partial.content[index] = structuredClone(change);
+          // A call that starts streams its arguments from here.
+          if (encoded.type === 'toolcall_start' && index === encoded.contentIndex) state.args[index] = new ToolArguments();
+        }
+      }
+    }
+  }
+  const event = {};
+  for (const key of Object.keys(encoded)) {
+    if (key === 'p') continue;
+    event[key] = resolveRefs(encoded[key], state);
+  }
+  if (p !== undefined) event.partial = state.partial;
+  else if (encoded.partial !== undefined) event.partial = encoded.partial;
+  return event;
+}
+
+/** The steps of one replayed run, taken in the order the cassette wrote them. */
+class Schedule {
+  #actions;
+  #next = 0;
+  #done = new Set();
+  #started = new Set();
+  #waiters = new Map();
+  #idle = 0;
+  #pumping = false;
+  #taping;
+
+  constructor(actions, taping) {
+    this.#actions = actions;
+    this.#taping = taping;
+  }
+
+  /** A recorded call the run started now: its steps may be taken. */
+  started(call, perform) {
+    this.#started.add(call);
+    this.#waiters.set(call, perform);
+    this.pump();
+  }
+
+  /** Takes the next steps whose turn has come, one a macrotask. */
+  pump() {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    (async () => {
+      try {
+        for (;;) {
+          const action = this.#actions[this.#next];
+          if (action === undefined) return;
+          if (this.#done.has(action)) {
+            this.#next++;
+            continue;
+          }
+          const ready = action.kind === 'abort'
+            ? this.#taping.events >= action.record.at
+            : this.#started.has(action.call);
+          if (action.kind === 'start' && ready) {
+            this.#done.add(action);
+            this.#next++;
+            continue;
+          }
+          if (!ready) {
+            // Waits for the run: a few macrotasks for a call to start (its hooks may await),
+            // then the step is left (the run will not ask for it, or asks for it later).
+            if (this.#idle++ > 16) {
+              this.#idle = 0;
+              this.#next++;
+              continue;
+            }
+            await macrotask();
+            continue;
+          }
+          this.#idle = 0;
+          await macrotask();
+          this.#done.add(action);
+          this.#next++;
+          if (action.kind === 'abort') this.#taping.fireAbort();
+          else this.#waiters.get(action.call)?.(action);
+        }
+      } finally {
+        this.#pumping = false;
+      }
+    })();
+  }
+
+  /** Wakes a pump that waits for an event count. */
+  poke() {
+    this.#idle = 0;
+    if (!this.#pumping) this.pump();
+  }
+}
+
+/** A run's hooks in replay: the inputs come from the recorded run; each is written again to
+ * the player's own cassette. */
+class PlayTaping extends Taping {
+  #recorded;
+  #player;
+  #schedule;
+  #clock = [0, 0];
+  #polls = { steering: 0, followUp: 0 };
+  #calls = new Map();
+  #requests = 0;
+
+  constructor(player, run, recorded) {
+    super(player, run);
+    this.#player = player;
+    this.#recorded = recorded;
+    this.#schedule = new Schedule(recorded?.actions ?? [], this);
+    this.#schedule.pump();
+  }
+
+  /** Fires the recorded abort (the player's `onAbort`). */
+  fireAbort() {
+    this.#player.onAbort?.();
+  }
+
+  /** Applies the view recorded for an event's delivery (playStream). */
+  playing;
+
+  emit(inner) {
+    const wrapped = super.emit(inner);
+    return (event) => {
+      const type = event?.type;
+      if (type === 'message_update' || type === 'message_start') this.playing?.();
+      const r = wrapped(event);
+      if (r != null && typeof r.then === 'function') return r.then((v) => (this.#schedule.poke(), v));
+      this.#schedule.poke();
+      return r;
+    };
+  }
+
+  /** Where the run asked for what the cassette does not hold: the error (or live). */
+  #miss(what, recorded, asked) {
+    return this.#player.miss(this.events, what, recorded, asked);
+  }
+
+  async openResponse(inner, streamFn, model, context, options, emit) {
+    if (this.#player.live) return super.openResponse(inner, streamFn, model, context, options, emit);
+    const n = this.#requests++;
+    const recorded = this.#recorded?.requests[n];
+    const { line: asked, texts, commit } = this.request(n, model, context);
+    if (recorded === undefined) {
+      this.#miss(`request ${n}`, 'no more requests', asked.messages.add.at(-1) ?? asked.model);
+      return super.openResponse(inner, streamFn, model, context, options, emit);
+    }
+    const r = recorded.line;
+    const m = asked.model ?? {};
+    const wasM = r.model ?? {};
+    let differs;
+    if (m.provider !== wasM.provider || m.id !== wasM.id || m.api !== wasM.api) differs = ['the model', `${wasM.provider}/${wasM.id}`, `${m.provider}/${m.id}`];
+    else if (r.systemPrompt !== asked.systemPrompt) differs = ['the system prompt', r.systemPrompt, asked.systemPrompt];
+    else if (JSON.stringify(r.tools) !== JSON.stringify(asked.tools)) differs = ['the tools', r.tools, asked.tools];
+    else {
+      const was = recorded.messages.map((x) => JSON.stringify(x));
+      const k = firstDifference(was, texts);
+      if (k >= 0) differs = [`message ${k}`, was[k] === undefined ? 'no message' : JSON.parse(was[k]), texts[k] === undefined ? 'no message' : JSON.parse(texts[k])];
+    }
+    if (differs !== undefined) {
+      this.#miss(`request ${n} differs in ${differs[0]}`, differs[1], differs[2]);
+      return super.openResponse(inner, streamFn, model, context, options, emit);
+    }
+    // The request line goes to the new cassette as the recorder writes it.
+    const rec = this.recorder;
+    rec.nextRequest();
+    commit();
+    rec.write(asked);
+    const play = async () => {
+      if (recorded.threw !== undefined) {
+        rec.write(recorded.threw);
+        if (recorded.threw.error !== undefined) throw new Error(recorded.threw.error.message);
+        throw recorded.threw.thrown;
+      }
+      return recordStreamFor(rec, playStream(recorded, this), n, this);
+    };
+    return inner.openResponse(play, model, context, options, emit);
+  }
+
+  executeTool(inner, tool, id, args, signal, onUpdate) {
+    if (this.#player.live) return super.executeTool(inner, tool, id, args, signal, onUpdate);
+    const list = this.#recorded?.tools.get(id) ?? [];
+    const used = this.#calls.get(id) ?? 0;
+    const call = list[used];
+    const name = tool?.name;
+    let differs;
+    if (call === undefined) differs = [`tool call ${id} (${name})`, 'no such call', { id, name, args }];
+    else if (call.line.name !== name) differs = [`tool call ${id}`, call.line.name, name];
+    else if (call.line.args !== undefined && JSON.stringify(call.line.args) !== safeJson(args)) differs = [`the arguments of tool call ${id} (${name})`, call.line.args, args];
+    else if (call.line.unrecordable !== undefined || call.settle?.unrecordable !== undefined) differs = [`tool call ${id} (${name})`, `a value JSON cannot hold (${call.line.unrecordable ?? call.settle.unrecordable})`, 'its result'];
+    if (differs !== undefined) {
+      this.#miss(...differs);
+      return super.executeTool(inner, tool, id, args, signal, onUpdate);
+    }
+    this.#calls.set(id, used + 1);
+    const played = (_tool, _id, _args, _signal, update) => new Promise((resolve, reject) => {
+      this.#schedule.started(call, (action) => {
+        if (action.kind === 'update') {
+          try {
+            update?.(undef(structuredClone(action.record.partial)));
+          } catch {
+            // What onUpdate threw reached the tool in the recorded run, which went on.
+          }
+          return;
+        }
+        const s = action.record;
+        if (s.error !== undefined) reject(new Error(s.error.message));
+        else if (s.thrown !== undefined) reject(s.thrown);
+        else resolve(undef(structuredClone(s.result)));
+      });
+    });
+    return super.executeTool({ ...inner, executeTool: played }, tool, id, args, signal, onUpdate);
+  }
+
+  hook(inner, config, name) {
+    if (name !== 'getSteeringMessages' && name !== 'getFollowUpMessages') return super.hook(inner, config, name);
+    const real = inner.hook(config, name);
+    // No hook, no poll: as the recorded run, which polled only what it had.
+    if (real === undefined) return undefined;
+    const queue = name === 'getSteeringMessages' ? 'steering' : 'followUp';
+    const polls = this.#recorded?.polls[queue] ?? [];
+    const self = this;
+    const played = async function poll(...a) {
+      if (!self.#player.live) {
+        const r = polls[self.#polls[queue]++];
+        if (r !== undefined && r.unrecordable === undefined) return structuredClone(r.messages);
+        self.#miss(`a ${queue} poll`, r === undefined ? 'no more polls' : `a value JSON cannot hold (${r.unrecordable})`, 'its messages');
+      }
+      return real.apply(this, a);
+    };
+    return super.hook({ ...inner, hook: () => played }, config, name);
+  }
+
+  clock(inner, kind) {
+    const values = this.#recorded?.clocks[kind === 1 ? 1 : 0];
+    const i = this.#clock[kind === 1 ? 1 : 0]++;
+    if (!this.#player.live && values !== undefined && i < values.length) {
+      const value = values[i];
+      return super.clock({ clock: () => value }, kind);
+    }
+    return super.clock(inner, kind);
+  }
+
+  end() {
+    super.end();
+    if (this.#player.live || this.#recorded === undefined) return;
+    const asked = this.#requests;
+    if (asked < this.#recorded.requests.length) {
+      this.#miss(`the run's end`, `request ${asked} and ${this.#recorded.requests.length - asked - 1} more`, 'no more requests');
+    }
+  }
+}
+
+/** The recorder's stream wrapper for a played stream (the same lines as a live one). */
+function recordStreamFor(rec, stream, n, taping) {
+  return recordStream(stream, rec, n, taping);
+}
+
+function safeJson(value) {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first index where two lists of texts differ, or -1. */
+function firstDifference(a, b) {
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+/** Plays a cassette's runs back, in order, writing a cassette of its own as it goes. */
+class Player extends Recorder {
+  #tape;
+  #run = 0;
+  live = false;
+  onMiss;
+  divergence;
+  onAbort;
+
+  constructor(tape, onMiss, onLine) {
+    super({ onLine });
+    this.#tape = tape;
+    this.onMiss = onMiss;
+  }
+
+  taping(run) {
+    const recorded = this.#tape.runs[this.#run++];
+    const taping = new PlayTaping(this, run, this.live ? undefined : recorded);
+    if (!this.live) {
+      if (recorded === undefined) this.miss(0, `run ${this.#run - 1}`, 'no more runs', run.mode);
+      else if (recorded.line.mode !== run.mode) this.miss(0, `run ${this.#run - 1}'s start`, recorded.line.mode, run.mode);
+    }
+    return taping;
+  }
+
+  /** A miss at event `index`: goes live, or stops the run with a `ReplayDivergence`. */
+  miss(index, what, recorded, asked) {
+    if (this.onMiss === 'live') {
+      this.live = true;
+      return;
+    }
+    const error = new ReplayDivergence(index, what, recorded, asked);
+    if (this.divergence === undefined) {
+      this.divergence = error;
+      this.onAbort?.();
+    }
+    throw error;
+  }
+}
+
+/**
+ * Replays a cassette: the same runs again, offline. `options` are the `Agent`'s options (its
+ * tools, hooks and listeners are code and run again) for an `agent` cassette, or
+ * `{ context: { tools, … }, config }` for one the loop functions recorded; with
+ * `onMiss: "live"` (default `"error"`) the run goes on live from the first miss, with the
+ * stream function and tools of `options`, and goes on recording; `onEvent(event)` sees each
+ * event. Resolves with `{ events, messages, cassette, agent? }` (`cassette`: the Recorder that
+ * wrote this replay, live part included); a divergence rejects with a `ReplayDivergence`.
+ */
+export async function replay(cassette, options = {}) {
+  const tape = readCassette(cassette);
+  const { onMiss = 'error', onEvent, onLine, ...rest } = options ?? {};
+  if (onMiss !== 'error' && onMiss !== 'live') throw invalid('replay: onMiss must be "error" or "live"');
+  if (onEvent !== undefined && typeof onEvent !== 'function') throw invalid('replay: onEvent must be a function');
+  const player = new Player(tape, onMiss, onLine);
+  const events = [];
+  const see = (event) => {
+    events.push(event);
+    return onEvent?.(event);
+  };
+  let out;
+  try {
+    out = tape.kind === 'agent' ? await replayAgent(tape, player, rest, see) : await replayLoop(tape, player, rest, see);
+  } catch (error) {
+    if (player.divergence !== undefined) throw Object.assign(player.divergence, { events });
+    throw error;
+  }
+  if (player.divergence !== undefined) throw Object.assign(player.divergence, { events });
+  return { ...out, events, cassette: player };
+}
+
+/** The model a run used, as far as the cassette knows it: the options' model when it is the
+ * same one, else the cassette's `{ provider, id, api }`. */
+function modelFor(line, given) {
+  const m = line?.model;
+  if (given != null && (m === undefined || (given.provider === m.provider && given.id === m.id && given.api === m.api))) return given;
+  return m === undefined ? given : { ...m, name: m.id, baseUrl: '', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 0, maxTokens: 0 };
+}
+
+async function replayAgent(tape, player, options, see) {
+  const first = tape.runs[0]?.line;
+  const initialState = { ...(options.initialState ?? {}) };
+  initialState.model = modelFor(first, initialState.model);
+  initialState.messages = tape.runs[0]?.messages ?? initialState.messages ?? [];
+  let agent;
+  if (first?.mode === 'resume') {
+    agent = new Agent({ ...options, initialState, record: player, restore: { version: CHECKPOINT_VERSION, messages: initialState.messages, model: initialState.model, thinkingLevel: first.reasoning ?? 'off', steeringMode: options.steeringMode ?? 'one-at-a-time', followUpMode: options.followUpMode ?? 'one-at-a-time', steering: [], followUps: [], position: first.position, discardedUsage: [] } });
+  } else {
+    if (first?.reasoning !== undefined) initialState.thinkingLevel = first.reasoning;
+    agent = new Agent({ ...options, initialState, record: player });
+  }
+  player.onAbort = () => agent.abort();
+  agent.subscribe((event) => see(event));
+  for (const run of tape.runs) {
+    if (player.divergence !== undefined) break;
+    const line = run.line;
+    if (run !== tape.runs[0] && JSON.stringify(agent.state.messages) !== JSON.stringify(run.messages)) agent.state.messages = run.messages;
+    if (line.mode === 'prompt') await agent.prompt(structuredClone(line.prompts ?? []));
+    else if (line.mode === 'continue') await agent.continue();
+    else if (line.mode === 'resume') await agent.resume();
+  }
+  return { agent, messages: agent.state.messages };
+}
+
+async function replayLoop(tape, player, options, see) {
+  const messages = [];
+  for (const run of tape.runs) {
+    if (player.divergence !== undefined) break;
+    const line = run.line;
+    const controller = new AbortController();
+    player.onAbort = () => controller.abort();
+    const given = options.context ?? {};
+    const context = { ...given, messages: structuredClone(run.messages) };
+    if (line.systemPrompt !== undefined) context.systemPrompt = line.systemPrompt;
+    const config = { ...(options.config ?? {}), record: player };
+    config.model = modelFor(line, config.model);
+    if (line.reasoning !== undefined) config.reasoning = line.reasoning;
+    let got;
+    if (line.mode === 'prompt') got = await runAgentLoop(structuredClone(line.prompts ?? []), context, config, see, controller.signal, options.streamFn);
+    else if (line.mode === 'continue') got = await runAgentLoopContinue(context, config, see, controller.signal, options.streamFn);
+    else got = await runAgentLoopResume({ version: CHECKPOINT_VERSION, messages: context.messages, position: line.position }, context, config, see, controller.signal, options.streamFn);
+    messages.push(...got);
+  }
+  return { messages };
+}
+
+/**
+ * The checkpoint a cassette holds at event `at` (its last event boundary at or before it):
+ * `{ version, messages, position, run }`, `position` undefined once the run had ended.
+ */
+export function checkpointAt(cassette, at) {
+  const { line, ...point } = pointAt(readCassette(cassette), at);
+  return point;
+}
+
+/** `checkpointAt` of a read cassette, with the run's start line. */
+function pointAt(tape, at) {
+  if (!Number.isInteger(at) || at < 0) throw invalid('fork: at must be an event index (an integer >= 0)');
+  // Events count on across runs: each run's boundaries hold the run's own indexes.
+  let offset = 0;
+  for (let r = 0; r < tape.runs.length; r++) {
+    const run = tape.runs[r];
+    const count = run.events.length === 0 ? 0 : run.events[run.events.length - 1].i + 1;
+    if (at >= offset + count) {
+      offset += count;
+      continue;
+    }
+    let position;
+    let event;
+    const transcript = run.messages.slice();
+    for (const e of run.events) {
+      if (e.i + offset > at) break;
+      if (e.event === 'message_end') transcript.push(e.message);
+      position = e.position;
+      event = e;
+    }
+    return { version: CHECKPOINT_VERSION, messages: transcript, position: position?.at === 'done' ? undefined : position, run: r, event: event?.i === undefined ? undefined : event.i + offset, line: run.line };
+  }
+  throw invalid(`fork: the cassette has no event ${at}`);
+}
+
+/**
+ * Forks a cassette at event `at`: a new `Agent` (with `options`) restored to the position the
+ * cassette holds there, with `change` applied, then resumed live, recording into a new
+ * cassette. Nothing before `at` runs again. `change`: `{ model }` (another model),
+ * `{ message: { index, with } }` (a transcript message replaced), `{ toolResult: { toolCallId,
+ * content, details?, isError? } }` (a tool's result replaced) or `{ steer: message }` (a
+ * steering message added). Resolves with `{ agent, messages, events, cassette }`.
+ */
+export async function fork(cassette, { at, change } = {}, options = {}) {
+  const tape = readCassette(cassette);
+  if (tape.kind !== 'agent') throw invalid('fork: the cassette was recorded by the loop functions; fork takes an Agent\'s');
+  const point = pointAt(tape, at);
+  const { onEvent, onLine, ...rest } = options ?? {};
+  const messages = structuredClone(point.messages);
+  const steering = [];
+  let model = modelFor(point.line, rest.initialState?.model);
+  if (change != null) {
+    if (typeof change !== 'object') throw invalid('fork: change must be an object');
+    if (change.model !== undefined) model = change.model;
+    if (change.message !== undefined) {
+      const { index, with: message } = change.message ?? {};
+      if (!Number.isInteger(index) || index < 0 || index >= messages.length) throw invalid(`fork: change.message.index ${brief(index)} is not a message of the ${messages.length} at event ${at}`);
+      messages[index] = message;
+    }
+    if (change.toolResult !== undefined) {
+      const { toolCallId, ...result } = change.toolResult ?? {};
+      const i = messages.findIndex((m) => m?.role === 'toolResult' && m.toolCallId === toolCallId);
+      if (i < 0) throw invalid(`fork: no result of tool call ${brief(toolCallId)} at event ${at}`);
+      messages[i] = { ...messages[i], ...result };
+    }
+    if (change.steer !== undefined) steering.push(change.steer);
+  }
+  let position = point.position;
+  // The model the run goes on with is the one its position names, when it names one.
+  if (change?.model !== undefined && position?.model !== undefined) position = { ...position, model: change.model };
+  const recorder = new Recorder({ onLine });
+  const snapshot = {
+    version: CHECKPOINT_VERSION, messages, model, thinkingLevel: point.line.reasoning ?? 'off',
+    steeringMode: rest.steeringMode ?? 'one-at-a-time', followUpMode: rest.followUpMode ?? 'one-at-a-time',
+    steering, followUps: [], discardedUsage: [],
+    ...(position === undefined ? {} : { position }),
+  };
+  // A call whose tool was running at `at` ends after it: the fork runs it (it has not ended
+  // there), unless the options decide otherwise.
+  const onInterruptedToolCall = rest.onInterruptedToolCall ?? (() => 'rerun');
+  const agent = new Agent({ ...rest, onInterruptedToolCall, restore: snapshot, record: recorder });
+  const events = [];
+  agent.subscribe((event) => {
+    events.push(event);
+    return onEvent?.(event);
+  });
+  if (position !== undefined) await agent.resume();
+  else if (steering.length > 0) await agent.continue();
+  return { agent, messages: agent.state.messages, events, cassette: recorder };
+}

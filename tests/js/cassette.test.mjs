@@ -1,0 +1,269 @@
+// Record, replay and fork (pi-agent-wasm/cassette, not in pi), the way a user tests an agent
+// with them: an Agent records a real run through its `record` option; `replay` runs it again
+// with no model and no tool (the tools given throw if called) and must deliver the very same
+// events, timestamps included; a changed agent is stopped by a divergence error naming the
+// event, what the cassette held and what was asked; `fork` continues from any event.
+// The reference run: 20 turns, two parallel tools a turn finishing out of call order (L-62,
+// L-92) with progress updates, a steering message sent while tools run (L-57), a follow-up
+// (L-52), and an abort in the last turn (L-48).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Agent, createAssistantMessageEventStream, runAgentLoop } from 'pi-agent-wasm';
+import { Recorder, replay, fork, readCassette, checkpointAt, ReplayDivergence } from 'pi-agent-wasm/cassette';
+import { usage, model, TURNS, scriptedStream, tools, untouchable, noModel, plain, recordReference } from './shared/cassette-run.mjs';
+import { startOpenAIServer, textChunks, toolCallChunks } from './shared/openai-server.mjs';
+
+const reference = await recordReference();
+
+/** `replay` with the events serialized as each is delivered, as the recording listener did. */
+async function replayed(cassette, options) {
+  const seen = [];
+  const got = await replay(cassette, { ...options, onEvent: (e) => { seen.push(JSON.parse(JSON.stringify(e))); } });
+  return { ...got, seen };
+}
+
+
+test('the reference run is what the test says: 20+ turns, parallel tools out of order, steering, a follow-up, an abort', () => {
+  const types = reference.events.map((e) => e.type);
+  assert.ok(types.filter((t) => t === 'turn_start').length >= TURNS);
+  const ends = reference.events.filter((e) => e.type === 'tool_execution_end').map((e) => e.toolCallId);
+  assert.ok(ends.some((id, i) => id.endsWith('-2') && ends[i + 1]?.endsWith('-1')), 'some fast call ended before the slow one of its turn');
+  assert.ok(reference.messages.some((m) => m.role === 'user' && m.content === 'steer: hurry'));
+  assert.ok(reference.messages.some((m) => m.role === 'user' && m.content === 'follow-up: and then?'));
+  assert.equal(reference.messages.at(-1).stopReason, 'aborted');
+  assert.ok(types.includes('tool_execution_update'));
+});
+
+test('replay delivers the same events, timestamps included, with no model and no tool run', async () => {
+  const text = reference.recorder.toString();
+  const got = await replayed(text, { initialState: { tools: untouchable }, streamFn: noModel });
+  assert.deepEqual(got.seen, reference.events);
+  assert.deepEqual(JSON.parse(JSON.stringify(got.messages)), JSON.parse(JSON.stringify(reference.messages)));
+  // The replay wrote a cassette of its own: it replays the same again.
+  const again = await replayed(got.cassette.toString(), { initialState: { tools: untouchable }, streamFn: noModel });
+  assert.deepEqual(again.seen, reference.events);
+});
+
+test('a cassette is JSON lines, versioned, append-only, linear in the run', () => {
+  const lines = reference.recorder.lines;
+  const head = JSON.parse(lines[0]);
+  assert.deepEqual(head, { type: 'cassette', version: 1, kind: 'agent' });
+  for (const line of lines) assert.equal(typeof JSON.parse(line).type, 'string');
+  // The lines written so far stay as they were while the recorder goes on.
+  const before = reference.recorder.lines;
+  assert.deepEqual(reference.recorder.lines.slice(0, before.length), before);
+  // No whole transcript per event: positions are written as changes.
+  const events = lines.map((l) => JSON.parse(l)).filter((r) => r.type === 'event');
+  assert.ok(events.every((r) => r.position === undefined || !('messages' in r.position)));
+});
+
+test('size is linear in the run: a run twice as long writes about twice the bytes', async () => {
+  const bytesFor = async (turns) => {
+    const recorder = new Recorder();
+    const stream = (m, context) => {
+      const n = context.messages.filter((x) => x.role === 'assistant').length;
+      const s = createAssistantMessageEventStream();
+      queueMicrotask(() => {
+        const partial = { role: 'assistant', api: 'scripted', provider: 'scripted', model: 'scripted', usage: usage(1), content: [{ type: 'text', text: `answer ${n}` }], stopReason: n < turns - 1 ? 'toolUse' : 'stop', timestamp: 1 };
+        if (n < turns - 1) partial.content.push({ type: 'toolCall', id: `c${n}`, name: 'fast', arguments: { turn: n } });
+        s.push({ type: 'start', partial });
+        s.push({ type: 'done', reason: partial.stopReason, message: partial });
+      });
+      return s;
+    };
+    const agent = new Agent({ initialState: { model, tools: tools() }, streamFn: stream, record: recorder });
+    await agent.prompt('go');
+    return recorder.toString().length;
+  };
+  const [a, b] = [await bytesFor(50), await bytesFor(100)];
+  assert.ok(b / a < 2.3, `50 turns: ${a} B, 100 turns: ${b} B`);
+});
+
+test('a changed agent is stopped by a divergence naming the event, what was recorded and what was asked', async (t) => {
+  const text = reference.recorder.toString();
+  const opts = { initialState: { tools: untouchable }, streamFn: noModel };
+  await t.test('a request with other messages (transformContext changed)', async () => {
+    const transformContext = async (messages) => (messages.length > 6 ? [...messages, { role: 'user', content: 'extra', timestamp: 0 }] : messages);
+    const error = await replay(text, { ...opts, transformContext }).then(() => undefined, (e) => e);
+    assert.ok(error instanceof ReplayDivergence, String(error));
+    assert.equal(error.code, 'replay_divergence');
+    assert.match(error.message, /^Replay diverged at event \d+: request \d+ differs in message \d+: the cassette has .* the run asked for .*extra/);
+    assert.ok(Number.isInteger(error.index) && error.index > 0);
+    assert.ok(error.events.length >= error.index);
+  });
+  await t.test('tool arguments changed (prepareArguments)', async () => {
+    const changed = untouchable.map((tool) => ({ ...tool, prepareArguments: (args) => ({ ...args, turn: args.turn + 100 }) }));
+    const error = await replay(text, { ...opts, initialState: { tools: changed } }).then(() => undefined, (e) => e);
+    assert.ok(error instanceof ReplayDivergence, String(error));
+    assert.match(error.message, /the arguments of tool call call-0-1 \(slow\): the cassette has \{"turn":0,"note":"step 1"\}, the run asked for \{"turn":100/);
+  });
+  await t.test('a tool call not on the tape', async () => {
+    const lines = reference.recorder.lines.filter((l) => !/"type":"tool","id":"call-2-2"/.test(l));
+    const error = await replay(lines, opts).then(() => undefined, (e) => e);
+    assert.ok(error instanceof ReplayDivergence, String(error));
+    assert.match(error.message, /tool call call-2-2 \(fast\): the cassette has no such call, the run asked for \{"id":"call-2-2"/);
+  });
+  await t.test('a request the cassette does not hold', async () => {
+    const cut = [];
+    for (const line of reference.recorder.lines) {
+      if (/"type":"request","n":3,/.test(line)) break;
+      cut.push(line);
+    }
+    const error = await replay(cut, opts).then(() => undefined, (e) => e);
+    assert.ok(error instanceof ReplayDivergence, String(error));
+    assert.match(error.message, /request 3: the cassette has no more requests, the run asked for /);
+  });
+  await t.test('a queue poll the cassette does not hold', async () => {
+    const lines = reference.recorder.lines.filter((l) => !/"type":"poll","queue":"followUp"/.test(l));
+    const error = await replay(lines, opts).then(() => undefined, (e) => e);
+    assert.ok(error instanceof ReplayDivergence, String(error));
+    assert.match(error.message, /a followUp poll: the cassette has no more polls, the run asked for its messages/);
+  });
+  await t.test('fewer requests than recorded (a hook ends the run early)', async () => {
+    let turns = 0;
+    const finishTurn = () => (++turns === 3 ? { action: 'end' } : undefined);
+    const error = await replay(text, { ...opts, finishTurn }).then(() => undefined, (e) => e);
+    assert.ok(error instanceof ReplayDivergence, String(error));
+    assert.match(error.message, /the run's end: the cassette has request 3 and \d+ more, the run asked for no more requests/);
+  });
+});
+
+test('onMiss "live" goes on with the real model and tools from the first miss, and keeps recording', async () => {
+  const cut = [];
+  for (const line of reference.recorder.lines) {
+    if (/"type":"request","n":4,/.test(line)) break;
+    cut.push(line);
+  }
+  const ran = [];
+  const got = await replayed(cut, { initialState: { tools: tools(ran) }, streamFn: scriptedStream, onMiss: 'live' });
+  // Four requests came from the tape, the rest live: the tools ran from turn 4 on only.
+  assert.ok(ran.length > 0 && ran.every((id) => Number(id.split('-')[1]) >= 4), ran.join(' '));
+  assert.deepEqual(got.seen.slice(0, 40), reference.events.slice(0, 40));
+  // The new cassette holds the whole run: it replays offline.
+  const again = await replayed(got.cassette.toString(), { initialState: { tools: untouchable }, streamFn: noModel });
+  assert.deepEqual(again.seen, got.seen);
+});
+
+test('fork at every event of a short run continues to the same end, running nothing before it again', async () => {
+  const SHORT = 3;
+  const short = (m, context) => {
+    const n = context.messages.filter((x) => x.role === 'assistant').length;
+    const s = createAssistantMessageEventStream();
+    queueMicrotask(() => {
+      const partial = { role: 'assistant', api: 'scripted', provider: 'scripted', model: 'scripted', usage: usage(1), content: [{ type: 'text', text: `answer ${n}` }], stopReason: 'stop', timestamp: 1 };
+      if (n < SHORT - 1) {
+        partial.content.push({ type: 'toolCall', id: `a${n}`, name: 'slow', arguments: { turn: n } }, { type: 'toolCall', id: `b${n}`, name: 'fast', arguments: { turn: n } });
+        partial.stopReason = 'toolUse';
+      }
+      s.push({ type: 'start', partial });
+      s.push({ type: 'text_delta', contentIndex: 0, delta: `answer ${n}`, partial });
+      s.push({ type: 'done', reason: partial.stopReason, message: partial });
+    });
+    return s;
+  };
+  const recorder = new Recorder();
+  const agent = new Agent({ initialState: { model, tools: tools() }, streamFn: short, record: recorder });
+  const events = [];
+  agent.subscribe((e) => events.push(e));
+  await agent.prompt('go');
+  const final = agent.state.messages.map((m) => [m.role, JSON.stringify(m.content)]);
+  const text = recorder.toString();
+  for (let at = 0; at < events.length; at++) {
+    const ran = [];
+    let asked = 0;
+    const counting = (m, c, o) => (asked++, short(m, c, o));
+    const f = await fork(text, { at }, { initialState: { tools: tools(ran) }, streamFn: counting });
+    assert.deepEqual(f.messages.map((m) => [m.role, JSON.stringify(m.content)]), final, `fork at ${at} (${events[at].type})`);
+    // Nothing that had ended by `at` runs again: the requests and tool runs are only those after it.
+    const point = checkpointAt(text, at);
+    const answered = point.messages.filter((m) => m.role === 'assistant').length;
+    assert.ok(asked <= SHORT - answered, `fork at ${at}: ${asked} requests after ${answered} answers`);
+    const ended = new Set(point.messages.filter((m) => m.role === 'toolResult').map((m) => m.toolCallId));
+    assert.ok(ran.every((id) => !ended.has(id)), `fork at ${at} ran ${ran.join(',')} again`);
+  }
+});
+
+test('fork with a change: another tool result, an edited message, an added steering message, another model', async () => {
+  const text = reference.recorder.toString();
+  const at = reference.events.findIndex((e) => e.type === 'tool_execution_end' && e.toolCallId === 'call-1-1');
+  const changed = await fork(text, { at: at + 3, change: { toolResult: { toolCallId: 'call-1-1', content: [{ type: 'text', text: 'CHANGED' }] } } }, { initialState: { tools: tools() }, streamFn: scriptedStream });
+  const result = changed.messages.find((m) => m.role === 'toolResult' && m.toolCallId === 'call-1-1');
+  assert.equal(result.content[0].text, 'CHANGED');
+  assert.equal(changed.messages.at(-1).role, 'assistant');
+  assert.equal(changed.events[0].type === 'agent_start', false, 'a forked run goes on; it does not start again');
+
+  const userAt = reference.events.findIndex((e) => e.type === 'message_end' && e.message.role === 'user');
+  const edited = await fork(text, { at: userAt, change: { message: { index: 1, with: { role: 'user', content: 'Edited prompt.', timestamp: 2 } } } }, { initialState: { tools: tools() }, streamFn: scriptedStream });
+  assert.equal(edited.messages[1].content, 'Edited prompt.');
+
+  const steered = await fork(text, { at: at + 3, change: { steer: { role: 'user', content: 'steer: added', timestamp: 3 } } }, { initialState: { tools: tools() }, streamFn: scriptedStream });
+  assert.ok(steered.messages.some((m) => m.role === 'user' && m.content === 'steer: added'));
+
+  let seen;
+  const other = { ...model, id: 'other-model' };
+  const delivered = [];
+  const switched = await fork(text, { at: at + 3, change: { model: other } }, { initialState: { tools: tools() }, streamFn: (m, c, o) => ((seen = m.id), scriptedStream(m, c, o)), onEvent: (e) => { delivered.push(JSON.parse(JSON.stringify(e))); } });
+  assert.equal(seen, 'other-model');
+  assert.equal(switched.agent.state.model.id, 'other-model');
+  // The fork's own cassette replays offline.
+  const again = await replayed(switched.cassette.toString(), { initialState: { tools: untouchable, model: other }, streamFn: noModel });
+  assert.deepEqual(again.seen, delivered);
+  assert.equal(delivered.length, switched.events.length);
+});
+
+test('the loop functions record through config.record, and replay takes their context and config', async () => {
+  const recorder = new Recorder();
+  const events = [];
+  const context = { systemPrompt: 'loop', messages: [], tools: tools() };
+  const messages = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], context, { model, convertToLlm: (m) => m, record: recorder }, (e) => { events.push(JSON.parse(JSON.stringify(e))); }, undefined, scriptedStream);
+  assert.equal(JSON.parse(recorder.lines[0]).kind, 'loop');
+  const got = await replayed(recorder.toString(), { context: { tools: untouchable }, config: { convertToLlm: (m) => m }, streamFn: noModel });
+  assert.deepEqual(got.seen, events);
+  assert.deepEqual(JSON.parse(JSON.stringify(got.messages)), JSON.parse(JSON.stringify(messages)));
+});
+
+test('a run of the built-in provider against a local server replays offline, with its key redacted', async () => {
+  const server = await startOpenAIServer((body, i) => (i === 0 ? toolCallChunks('srv-1', 'fast', { turn: 1 }) : textChunks('The work is done.')));
+  const key = 'sk-local-secret-key-1234';
+  const served = { id: 'local-model', name: 'local', api: 'openai-completions', provider: 'local', baseUrl: server.baseUrl, reasoning: false, input: ['text'], cost: usage(0).cost, contextWindow: 32768, maxTokens: 1024 };
+  const recorder = new Recorder();
+  const agent = new Agent({ initialState: { model: served, tools: tools() }, getApiKey: () => key, record: recorder });
+  const events = [];
+  agent.subscribe((e) => events.push(JSON.parse(JSON.stringify(e))));
+  await agent.prompt('Do the work.');
+  await server.close();
+  assert.equal(agent.state.messages.at(-1).content[0].text, 'The work is done.');
+  const text = recorder.toString();
+  assert.ok(!text.includes(key), 'the key is not in the cassette');
+  // The server is gone: the replay makes no request.
+  const got = await replayed(text, { initialState: { model: served, tools: untouchable }, getApiKey: () => key });
+  assert.deepEqual(got.seen, events);
+});
+
+test('bad cassettes and options are invalid_input errors naming what is wrong', async () => {
+  const bad = async (cassette, pattern, options) => {
+    const error = await replay(cassette, options).then(() => undefined, (e) => e);
+    assert.equal(error?.code, 'invalid_input', String(error));
+    assert.match(error.message, pattern);
+  };
+  await bad(42, /cassette: expected its text, its lines or a Recorder/);
+  await bad('{"type":"cassette","version":1,"kind":"agent"}\nnot json', /cassette line 2: not JSON/);
+  await bad('{"type":"cassette","version":9,"kind":"agent"}', /version 9 is not 1/);
+  await bad('{"type":"run","mode":"prompt"}', /the first line is not its header/);
+  await bad('{"type":"cassette","version":1,"kind":"agent"}\n{"type":"run","mode":"prompt","messages":{"keep":3,"add":[]}}', /keeps 3 of 0 messages/);
+  await bad(reference.recorder.toString(), /onMiss must be "error" or "live"/, { onMiss: 'sometimes' });
+  assert.throws(() => checkpointAt(reference.recorder.toString(), -1), /at must be an event index/);
+  assert.throws(() => checkpointAt(reference.recorder.toString(), 1e9), /the cassette has no event 1000000000/);
+  assert.throws(() => new Agent({ initialState: { model }, streamFn: scriptedStream, record: {} }), /record must be a Recorder/);
+  assert.throws(() => new Recorder({ onLine: 3 }), /onLine must be a function/);
+});
+
+test('onLine receives each line as it is written, the same lines the recorder keeps', async () => {
+  const streamed = [];
+  const recorder = new Recorder({ onLine: (line) => streamed.push(line) });
+  const agent = new Agent({ initialState: { model, tools: tools() }, streamFn: scriptedStream, record: recorder });
+  agent.subscribe((e) => { if (e.type === 'turn_end') agent.abort(); });
+  await agent.prompt('go');
+  assert.deepEqual(streamed, recorder.lines);
+  assert.ok(readCassette(streamed).runs.length === 1);
+});
