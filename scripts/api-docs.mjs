@@ -1,5 +1,5 @@
 // Generates the API reference, docs/api/ (Markdown, committed), from the hand-written
-// declarations of the package's three entries: `pi-agent-wasm` (src/js/index.d.ts, which
+// declarations of the package's four entries: `pi-agent-wasm` (src/js/index.d.ts, which
 // re-exports ai.d.ts), `pi-agent-wasm/models` (the .d.ts scripts/gen-models.mjs writes, made
 // here from node_modules the same way) and `pi-agent-wasm/cloudflare` (src/js/cloudflare.d.ts).
 // No build is needed: src/js/*.d.ts are what the build copies into pkg/.
@@ -29,6 +29,7 @@ const ENTRIES = [
   ['index.d.ts', 'pi-agent-wasm'],
   ['models.d.ts', 'pi-agent-wasm/models'],
   ['cloudflare.d.ts', 'pi-agent-wasm/cloudflare'],
+  ['cassette.d.ts', 'pi-agent-wasm/cassette'],
 ];
 
 /** Types that exported types name without being exported (helpers of index.d.ts). A name
@@ -64,6 +65,10 @@ const MEMBERS_DOCUMENTED = [
   'pi-agent-wasm.SseDecoder',
   'pi-agent-wasm.SseEvent',
   'pi-agent-wasm/cloudflare.AgentSession',
+  'pi-agent-wasm/cassette.Recorder',
+  'pi-agent-wasm/cassette.ReplayDivergence',
+  'pi-agent-wasm/cassette.ReplayOptions',
+  'pi-agent-wasm/cassette.ReplayResult',
 ];
 
 /** The TypeDoc options; `staging` holds the declarations and tsconfig.json. */
@@ -112,7 +117,7 @@ const TITLE = '# pi-agent-wasm API reference';
 const INTRO = `${TITLE}
 
 The agent loop of \`@earendil-works/pi-agent-core\` 1.6.0 in Rust/WebAssembly: every export of the
-package's three entries, generated from its TypeScript declarations by \`npm run api-docs\`
+package's four entries, generated from its TypeScript declarations by \`npm run api-docs\`
 (scripts/api-docs.mjs). GUIDE_LINK
 `;
 /** TypeDoc takes a relative link in the staged intro for a file to copy, so the link to the
@@ -123,7 +128,7 @@ const GUIDE = ['GUIDE_LINK', 'The [README](../../README.md) and the pages in [do
  * the package, and a tsconfig.json listing the entries. */
 function stage(edit = (_file, text) => text) {
   const staging = mkdtempSync(join(tmpdir(), 'pi-agent-wasm-api-docs-'));
-  for (const file of ['index.d.ts', 'ai.d.ts', 'cloudflare.d.ts']) {
+  for (const file of ['index.d.ts', 'ai.d.ts', 'cloudflare.d.ts', 'cassette.d.ts']) {
     writeFileSync(join(staging, file), edit(file, readFileSync(join(root, 'src', 'js', file), 'utf8')));
   }
   writeFileSync(join(staging, 'models.d.ts'), edit('models.d.ts', generateModels().dts));

@@ -35,7 +35,11 @@ export class Recorder implements RunRecorder {
 
 /** The error a replay stops with where the run asked for something the cassette does not hold. */
 export class ReplayDivergence extends Error {
+  /** Made by `replay`; not meant to be constructed by users. */
+  constructor(index: number, what: string, recorded: unknown, asked: unknown);
+  /** `"ReplayDivergence"`. */
   readonly name: "ReplayDivergence";
+  /** `"replay_divergence"` (docs/errors.md). */
   readonly code: "replay_divergence";
   /** The index of the event the run had reached (events counted from 0, updates included). */
   readonly index: number;

@@ -90,8 +90,11 @@ export function readCassette(cassette) {
     if (run === undefined) throw invalid(`cassette record ${i + 1}: ${r.type} before any run`);
     switch (r.type) {
       case 'request': {
-        const before = run.requests.length > 0 ? run.requests[run.requests.length - 1].messages : [];
-        run.requests[r.n] = { line: r, messages: applyDelta(before, r.messages, `cassette record ${i + 1}`), stream: [], result: undefined, threw: undefined };
+        const delta = r.messages;
+        if (delta === null || typeof delta !== 'object' || !Number.isInteger(delta.keep) || delta.keep < 0 || !Array.isArray(delta.add)) throw invalid(`cassette record ${i + 1}: messages is not a delta`);
+        // A message written as `{ $m: place }` is the transcript's at that place.
+        const add = delta.add.map((m) => (m !== null && typeof m === 'object' && Number.isInteger(m.$m) && Object.keys(m).length === 1 ? known[m.$m] ?? null : m));
+        run.requests[r.n] = { line: r, keep: delta.keep, add, stream: [], result: undefined, threw: undefined };
         break;
       }
       case 'response':
@@ -364,7 +367,7 @@ class PlayTaping extends Taping {
     const wrapped = super.emit(inner);
     return (event) => {
       const type = event?.type;
-      if (type === 'message_update' || type === 'message_start') this.playing?.();
+      if (type === 'message_start') this.playing?.();
       const r = wrapped(event);
       if (r != null && typeof r.then === 'function') return r.then((v) => (this.#schedule.poke(), v));
       this.#schedule.poke();
@@ -381,9 +384,9 @@ class PlayTaping extends Taping {
     if (this.#player.live) return super.openResponse(inner, streamFn, model, context, options, emit);
     const n = this.#requests++;
     const recorded = this.#recorded?.requests[n];
-    const { line: asked, texts, commit } = this.request(n, model, context);
+    const { line: asked, keep, added, texts, commit } = this.request(n, model, context);
     if (recorded === undefined) {
-      this.#miss(`request ${n}`, 'no more requests', asked.messages.add.at(-1) ?? asked.model);
+      this.#miss(`request ${n}`, 'no more requests', added.length > 0 ? JSON.parse(added[added.length - 1]) : asked.model);
       return super.openResponse(inner, streamFn, model, context, options, emit);
     }
     const r = recorded.line;
@@ -393,10 +396,12 @@ class PlayTaping extends Taping {
     if (m.provider !== wasM.provider || m.id !== wasM.id || m.api !== wasM.api) differs = ['the model', `${wasM.provider}/${wasM.id}`, `${m.provider}/${m.id}`];
     else if (r.systemPrompt !== asked.systemPrompt) differs = ['the system prompt', r.systemPrompt, asked.systemPrompt];
     else if (JSON.stringify(r.tools) !== JSON.stringify(asked.tools)) differs = ['the tools', r.tools, asked.tools];
-    else {
-      const was = recorded.messages.map((x) => JSON.stringify(x));
-      const k = firstDifference(was, texts);
-      if (k >= 0) differs = [`message ${k}`, was[k] === undefined ? 'no message' : JSON.parse(was[k]), texts[k] === undefined ? 'no message' : JSON.parse(texts[k])];
+    else if (recorded.keep !== keep || recorded.add.length !== added.length || recorded.add.some((m, i) => JSON.stringify(m) !== added[i])) {
+      // Named by the first message that differs (the lists made whole only here).
+      const was = recordedMessages(this.#recorded.requests, n).map((x) => JSON.stringify(x));
+      const now = texts();
+      const k = Math.max(0, firstDifference(was, now));
+      differs = [`message ${k}`, was[k] === undefined ? 'no message' : JSON.parse(was[k]), now[k] === undefined ? 'no message' : JSON.parse(now[k])];
     }
     if (differs !== undefined) {
       this.#miss(`request ${n} differs in ${differs[0]}`, differs[1], differs[2]);
@@ -490,6 +495,17 @@ class PlayTaping extends Taping {
       this.#miss(`the run's end`, `request ${asked} and ${this.#recorded.requests.length - asked - 1} more`, 'no more requests');
     }
   }
+}
+
+/** The messages of recorded request `n`, its deltas applied from the first. */
+function recordedMessages(requests, n) {
+  let list = [];
+  for (let i = 0; i <= n; i++) {
+    const r = requests[i];
+    if (r === undefined) continue;
+    list = [...list.slice(0, r.keep), ...r.add];
+  }
+  return list;
 }
 
 /** The recorder's stream wrapper for a played stream (the same lines as a live one). */

@@ -30,6 +30,21 @@ function jsonOf(value, why) {
   }
 }
 
+/** Each message's JSON text, made once per object (a message is not changed once the loop
+ * has it; one that is keeps the text it had when first written). */
+const TEXTS = new WeakMap();
+
+/** A message's JSON text (`null` for one JSON cannot hold). */
+function textOf(message) {
+  if (message === null || typeof message !== 'object') return jsonOf(message, {}) ?? 'null';
+  let text = TEXTS.get(message);
+  if (text === undefined) {
+    text = jsonOf(message, {}) ?? 'null';
+    TEXTS.set(message, text);
+  }
+  return text;
+}
+
 /** A copy two levels deep: what a partial's field (its usage) is compared against next time. */
 function copy2(value) {
   if (value === null || typeof value !== 'object') return value;
@@ -45,17 +60,22 @@ function copy2(value) {
 function same2(value, copy) {
   if (value === copy) return true;
   if (value === null || copy === null || typeof value !== 'object' || typeof copy !== 'object') return false;
-  const keys = Object.keys(value);
-  if (keys.length !== Object.keys(copy).length) return false;
-  for (const key of keys) {
+  let n = 0;
+  for (const key in value) {
+    n++;
     const a = value[key], b = copy[key];
     if (a === b) continue;
     if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-    const inner = Object.keys(a);
-    if (inner.length !== Object.keys(b).length) return false;
-    for (const k of inner) if (a[k] !== b[k]) return false;
+    let m = 0;
+    for (const k in a) {
+      m++;
+      if (a[k] !== b[k]) return false;
+    }
+    for (const k in b) m--;
+    if (m !== 0) return false;
   }
-  return true;
+  for (const key in copy) n--;
+  return n === 0;
 }
 
 /** The text field each streamed delta appends to. */
@@ -66,8 +86,10 @@ const GROWS = { text_delta: 'text', thinking_delta: 'thinking' };
  * what changed since the last event (a delta's text is not written twice; a block that ended
  * is written whole). Linear in the response, and a few comparisons an event.
  */
+/** A block to write whole (PartialDiff). */
+const WHOLE = Symbol('whole');
+
 class PartialDiff {
-  #top = new Map();
   #blocks = [];
   #partial;
 
@@ -104,98 +126,115 @@ class PartialDiff {
     if (partial !== this.#partial) {
       // Another object: written whole.
       this.#partial = partial;
-      this.#top.clear();
+      this.#order = [];
+      this.#values = [];
       this.#blocks = [];
       this.#argText = [];
+      this.#contentLength = -1;
       p.new = 1;
     }
-    const set = {};
-    let changed = false;
-    const seen = new Set();
-    for (const key of Object.keys(partial)) {
-      seen.add(key);
+    // The fields but `content`, compared in the order last seen; a field added, removed or
+    // moved writes them all again.
+    const order = this.#order, values = this.#values;
+    let j = 0, same = true, hasContent = false;
+    for (const key in partial) {
       if (key === 'content') {
-        // Its place among the keys, for a partial written whole.
-        if (p.new === 1) {
-          set.content = { $slot: 1 };
-          changed = true;
-        }
+        hasContent = true;
         continue;
       }
-      const v = partial[key];
-      if (this.#top.has(key) && same2(v, this.#top.get(key))) continue;
-      set[key] = v;
-      this.#top.set(key, copy2(v));
-      changed = true;
-    }
-    for (const key of this.#top.keys()) {
-      if (!seen.has(key)) {
-        (p.del ??= []).push(key);
-        this.#top.delete(key);
+      if (order[j] !== key) {
+        same = false;
+        break;
       }
+      const v = partial[key], was = values[j];
+      j++;
+      if (v === was) continue;
+      if (v !== null && typeof v === 'object' && was !== null && typeof was === 'object' && same2(v, was)) continue;
+      (p.set ??= {})[key] = v;
+      values[j - 1] = copy2(v);
     }
-    if (changed) p.set = set;
+    if (!same || j !== order.length) {
+      // Written again whole, in their order (`content` holds its place).
+      const set = {};
+      const gone = new Set(order);
+      order.length = 0;
+      values.length = 0;
+      for (const key of Object.keys(partial)) {
+        gone.delete(key);
+        if (key === 'content') {
+          hasContent = true;
+          if (p.new === 1) set.content = { $slot: 1 };
+          continue;
+        }
+        order.push(key);
+        values.push(copy2(partial[key]));
+        set[key] = partial[key];
+      }
+      gone.delete('content');
+      p.set = set;
+      if (gone.size > 0) p.del = [...gone];
+    } else if (p.new === 1 && hasContent) (p.set ??= {}).content = { $slot: 1 };
     const content = partial.content;
     if (!Array.isArray(content)) {
-      if (seen.has('content')) p.content = content;
+      if (hasContent) p.content = content;
       this.#blocks = [];
       return p;
     }
-    const ended = event.type === 'text_end' || event.type === 'thinking_end' || event.type === 'toolcall_end' || event.type === 'done' || event.type === 'error';
-    const blocks = [];
+    const type = event.type;
+    const ended = type === 'text_end' || type === 'thinking_end' || type === 'toolcall_end' || type === 'done' || type === 'error';
+    const at = event.contentIndex;
+    const delta = typeof event.delta === 'string' ? event.delta : undefined;
+    if (type === 'toolcall_delta' && delta !== undefined && Number.isInteger(at)) this.#argText[at] = (this.#argText[at] ?? 0) + delta.length;
+    let blocks;
     for (let i = 0; i < content.length; i++) {
       const block = content[i];
       const known = this.#blocks[i];
-      const whole = () => {
-        blocks.push([i, block]);
-        this.#blocks[i] = { block, copy: copy2(block) };
-      };
-      if (known === undefined || known.block !== block || block === null || typeof block !== 'object') {
-        whole();
-        continue;
+      let change = WHOLE;
+      if (known !== undefined && known.block === block && block !== null && typeof block === 'object' && !(ended && i === at)) {
+        change = this.#blockChange(block, known, i === at ? GROWS[type] : undefined, delta, type === 'toolcall_delta' && i === at && (this.#argText[i] ?? 0) > ARGS_WHOLE);
+        if (change === undefined) continue;
       }
-      // The block this event streams into: its text grew by the event's delta.
-      const grows = i === event.contentIndex ? GROWS[event.type] : undefined;
-      const delta = typeof event.delta === 'string' ? event.delta : undefined;
-      const keys = Object.keys(block);
-      if (event.type === 'toolcall_delta' && i === event.contentIndex && delta !== undefined) this.#argText[i] = (this.#argText[i] ?? 0) + delta.length;
-      let diff;
-      let wholeAgain = ended && i === event.contentIndex;
-      if (!wholeAgain && keys.length === Object.keys(known.copy).length) {
-        for (const key of keys) {
-          const v = block[key], was = known.copy[key];
-          if (v === was) continue;
-          if (key === grows && delta !== undefined && typeof v === 'string' && typeof was === 'string' && v.length === was.length + delta.length && v.endsWith(delta)) {
-            (diff ??= {}).grow = key;
-          } else if (typeof v === 'string' && typeof was === 'string' && v.length > was.length && v.startsWith(was)) {
-            // Grown by more than this event's delta: the stream had gone on (events it pushed
-            // and the loop has not read yet).
-            ((diff ??= {}).add ??= {})[key] = v.slice(was.length);
-          } else if (key === 'arguments' && event.type === 'toolcall_delta' && (this.#argText[i] ?? 0) > ARGS_WHOLE) {
-            // Long arguments are rebuilt on replay from the streamed text (its partial parse)
-            // rather than written whole at each delta.
-            (diff ??= {}).args = 1;
-          } else if (key === 'arguments' && v !== null && typeof v === 'object') {
-            ((diff ??= {}).put ??= {})[key] = v;
-          } else if (typeof v !== 'object' || v === null || !same2(v, was)) {
-            wholeAgain = true;
-            break;
-          }
-        }
-      } else wholeAgain = true;
-      if (wholeAgain) whole();
-      else if (diff !== undefined) {
-        blocks.push([i, diff]);
-        this.#blocks[i] = { block, copy: copy2(block) };
-      }
+      (blocks ??= []).push([i, change === WHOLE ? block : change]);
+      this.#blocks[i] = { block, keys: block !== null && typeof block === 'object' ? Object.keys(block) : [], copy: copy2(block) };
     }
     if (this.#blocks.length > content.length) this.#blocks.length = content.length;
-    if (blocks.length > 0) p.blocks = blocks;
+    if (blocks !== undefined) p.blocks = blocks;
     if (this.#contentLength !== content.length) p.length = content.length;
     this.#contentLength = content.length;
     return p;
   }
 
+  /** How a block changed since `known`: `undefined` for not, `WHOLE` to write it whole, or its
+   * changes (`grow`: the field the event's delta was appended to, `add`: text appended beyond
+   * it, `put`: new arguments, `args`: arguments rebuilt from the deltas on replay). */
+  #blockChange(block, known, grows, delta, longArgs) {
+    const keys = known.keys, copy = known.copy;
+    let j = 0, diff;
+    for (const key in block) {
+      if (keys[j++] !== key) return WHOLE;
+      const v = block[key], was = copy[key];
+      if (v === was) continue;
+      if (v !== null && typeof v === 'object' && was !== null && typeof was === 'object' && same2(v, was)) continue;
+      if (key === grows && delta !== undefined && typeof v === 'string' && typeof was === 'string' && v.length === was.length + delta.length && v.endsWith(delta)) {
+        (diff ??= {}).grow = key;
+      } else if (typeof v === 'string' && typeof was === 'string' && v.length > was.length && v.startsWith(was)) {
+        // Grown by more than this event's delta: the stream had gone on (events it pushed
+        // and the loop has not read yet).
+        ((diff ??= {}).add ??= {})[key] = v.slice(was.length);
+      } else if (key === 'arguments' && longArgs) {
+        // Long arguments are rebuilt on replay from the streamed text (its partial parse)
+        // rather than written whole at each delta.
+        (diff ??= {}).args = 1;
+      } else if (key === 'arguments' && v !== null && typeof v === 'object') {
+        ((diff ??= {}).put ??= {})[key] = v;
+      } else return WHOLE;
+    }
+    return j === keys.length ? diff : WHOLE;
+  }
+
+  /** The partial's fields but `content`, in order, and a copy of each value (`copy2`). */
+  #order = [];
+  #values = [];
   #contentLength = -1;
   /** The length of each block's streamed argument text so far. */
   #argText = [];
@@ -262,8 +301,15 @@ export class Recorder {
     if (typeof value === 'string' && value.length >= 4) this.#secrets.add(value);
   }
 
-  #text(record) {
-    let line = typeof record === 'string' ? record : JSON.stringify(record);
+  /** A pending entry as its line: a record, a record with JSON texts to add (`[record, raw]`),
+   * or a line made already; with the secrets cut out. */
+  #text(entry) {
+    let line;
+    if (typeof entry === 'string') line = entry;
+    else if (Array.isArray(entry)) {
+      line = JSON.stringify(entry[0]);
+      for (const key of Object.keys(entry[1])) line = `${line.slice(0, -1)},${JSON.stringify(key)}:${entry[1][key]}}`;
+    } else line = JSON.stringify(entry);
     for (const secret of this.#secrets) {
       const escaped = JSON.stringify(secret).slice(1, -1);
       if (line.includes(escaped)) line = line.split(escaped).join('[redacted]');
@@ -275,7 +321,7 @@ export class Recorder {
     if (this.#pending.length === 0) return;
     const pending = this.#pending;
     this.#pending = [];
-    for (const record of pending) this.#emitLine(this.#text(record));
+    for (const entry of pending) this.#emitLine(this.#text(entry));
   }
 
   #emitLine(line) {
@@ -289,14 +335,27 @@ export class Recorder {
     }
   }
 
-  /** Writes a record now (its objects may change later), or with `later`, when read. */
-  write(record, later = false) {
-    if (later && this.#onLine === undefined) {
-      this.#pending.push(record);
+  #add(entry) {
+    if (this.#onLine === undefined) {
+      this.#pending.push(entry);
       return;
     }
     this.#flush();
-    this.#emitLine(this.#text(record));
+    this.#emitLine(this.#text(entry));
+  }
+
+  /**
+   * Writes a record. Its values must not change later: the line is made when the lines are
+   * read (or at once, with `onLine`). `raw` holds JSON texts made now of values that may
+   * change (a caller's objects), added to the line as they are.
+   */
+  write(record, raw) {
+    this.#add(raw === undefined ? record : [record, raw]);
+  }
+
+  /** Writes a record whose values may change later: its line is made now. */
+  writeNow(record) {
+    this.#add(JSON.stringify(record));
   }
 
   /** The next number in the run's order of tool calls' steps. */
@@ -304,20 +363,32 @@ export class Recorder {
     return this.#seq++;
   }
 
+  /** Each transcript message's place, by its JSON text: a request's message that is one of
+   * them is written as `{ $m: place }`. */
+  #places = new Map();
+
   /** The transcript as the cassette knows it, written as what stays and what is added. */
   messagesDelta(messages) {
-    const texts = [];
-    const why = {};
-    for (const m of messages) texts.push(jsonOf(m, why) ?? 'null');
+    const texts = messages.map((m) => textOf(m));
     let keep = 0;
     while (keep < texts.length && keep < this.#known.length && texts[keep] === this.#known[keep]) keep++;
     this.#known = texts;
+    this.#places = new Map(texts.map((t, i) => [t, i]));
     return { keep, add: texts.slice(keep).map((t) => JSON.parse(t)) };
   }
 
   /** Extends the known transcript by one message (a run's `message_end`). */
   knows(message) {
-    this.#known.push(jsonOf(message, {}) ?? 'null');
+    const text = textOf(message);
+    this.#places.set(text, this.#known.length);
+    this.#known.push(text);
+    return text;
+  }
+
+  /** A request's message as written: a reference to the transcript's, or itself. */
+  written(text) {
+    const place = this.#places.get(text);
+    return place === undefined ? JSON.parse(text) : { $m: place };
   }
 
   /** Called by the loop for each run (loop.js `startRun`): the run's start, and the hooks that
@@ -333,16 +404,17 @@ export class Recorder {
     this.#seq = 0;
     this.#requests = 0;
     const line = { type: 'run', mode: run.mode };
-    if (run.prompts !== undefined) line.prompts = run.prompts;
     const context = run.context ?? {};
     if (context.systemPrompt !== undefined) line.systemPrompt = context.systemPrompt;
     line.messages = this.messagesDelta(Array.isArray(context.messages) ? context.messages : []);
-    if (run.position !== undefined) line.position = run.position;
     const model = run.config?.model;
     if (model != null && typeof model === 'object') line.model = { provider: model.provider, id: model.id, api: model.api };
     const reasoning = run.config?.reasoning;
-    if (reasoning !== undefined) line.reasoning = reasoning;
-    this.write(line);
+    if (typeof reasoning === 'string') line.reasoning = reasoning;
+    const raw = {};
+    if (run.prompts !== undefined) raw.prompts = jsonOf(run.prompts, {}) ?? 'null';
+    if (run.position !== undefined) raw.position = jsonOf(run.position, {}) ?? 'null';
+    this.write(line, raw);
     this.#active += 1;
     return this.taping(run);
   }
@@ -397,9 +469,11 @@ export class Taping {
       const index = this.events++;
       const type = event?.type;
       const reading = this.reading;
-      if (reading !== undefined && (type === 'message_update' || type === 'message_start')) {
+      // A message_update is delivered as its event is read; a message_start after the loop
+      // awaited, when the stream may have gone on.
+      if (reading !== undefined && type === 'message_start') {
         const p = reading.diff.view();
-        if (p !== undefined) this.recorder.write({ type: 'view', n: reading.n, p });
+        if (p !== undefined) this.recorder.writeNow({ type: 'view', n: reading.n, p });
       }
       const r = inner(event);
       if (UPDATES.has(type)) return r;
@@ -411,13 +485,18 @@ export class Taping {
   }
 
   #position = new Map();
+  #positionText;
 
   /** The line of an event boundary: the position as what changed since the last one
    * (`position`: its keys that changed, `gone`: those it lost). */
   boundary(index, event) {
     const line = { type: 'event', i: index, event: event?.type };
     const at = this.run.where?.();
-    if (at !== null && typeof at === 'object') {
+    const whole = at !== null && typeof at === 'object' ? jsonOf(at, {}) : undefined;
+    if (whole !== undefined && whole === this.#positionText) {
+      // Unchanged since the last boundary.
+    } else if (at !== null && typeof at === 'object') {
+      this.#positionText = whole;
       const changed = {};
       let any = false;
       const seen = new Set();
@@ -436,10 +515,11 @@ export class Taping {
     } else if (this.#position.size > 0) {
       line.gone = [...this.#position.keys()];
       this.#position.clear();
+      this.#positionText = undefined;
     }
     if (event?.type === 'message_end') {
-      line.message = event.message;
-      this.recorder.knows(event.message);
+      this.recorder.write(line, { message: this.recorder.knows(event.message) });
+      return;
     }
     this.recorder.write(line);
   }
@@ -462,16 +542,24 @@ export class Taping {
     if (model != null && typeof model === 'object') line.model = { provider: model.provider, id: model.id, api: model.api };
     if (context?.systemPrompt !== undefined) line.systemPrompt = context.systemPrompt;
     const messages = Array.isArray(context?.messages) ? context.messages : [];
-    const texts = messages.map((m) => jsonOf(m, {}) ?? 'null');
-    const known = this.#requestKnown;
+    // The last request's messages that are the very same objects are kept unread; the rest are
+    // compared as JSON text (each message's text made once).
+    const { objects, texts: known } = this.#requestKnown;
     let keep = 0;
-    while (keep < texts.length && keep < known.length && texts[keep] === known[keep]) keep++;
-    line.messages = { keep, add: texts.slice(keep).map((t) => JSON.parse(t)) };
+    while (keep < messages.length && keep < objects.length && messages[keep] === objects[keep]) keep++;
+    const tail = messages.slice(keep).map((m) => textOf(m));
+    while (keep < messages.length && keep < known.length && tail[0] === known[keep]) {
+      tail.shift();
+      keep++;
+    }
+    const added = tail.length === messages.length - keep ? tail : messages.slice(keep).map((m) => textOf(m));
+    line.messages = { keep, add: added.map((t) => this.recorder.written(t)) };
     if (Array.isArray(context?.tools)) line.tools = context.tools.map((t) => t?.name);
-    return { line, texts, commit: () => (this.#requestKnown = texts) };
+    const texts = () => [...known.slice(0, keep), ...added];
+    return { line, added, keep, texts, commit: () => (this.#requestKnown = { objects: messages.slice(), texts: texts() }) };
   }
 
-  #requestKnown = [];
+  #requestKnown = { objects: [], texts: [] };
 
   async openResponse(inner, streamFn, model, context, options, emit) {
     const rec = this.recorder;
@@ -501,16 +589,19 @@ export class Taping {
     const rec = this.recorder;
     const why = {};
     const argsText = jsonOf(args, why);
-    rec.write({ type: 'tool', id, name: tool?.name, seq: rec.nextSeq(), ...(argsText === undefined ? { unrecordable: why.text } : { args: JSON.parse(argsText) }) });
+    const name = typeof tool?.name === 'string' ? tool.name : undefined;
+    if (argsText === undefined) rec.write({ type: 'tool', id, name, seq: rec.nextSeq(), unrecordable: why.text });
+    else rec.write({ type: 'tool', id, name, seq: rec.nextSeq() }, { args: argsText });
     const update = typeof onUpdate === 'function'
       ? (partial) => {
         const w = {};
         const text = jsonOf(partial, w);
-        rec.write({ type: 'update', id, seq: rec.nextSeq(), ...(text === undefined ? { unrecordable: w.text } : { partial: text === undefined ? null : JSON.parse(text) }) });
+        if (text === undefined) rec.write({ type: 'update', id, seq: rec.nextSeq(), unrecordable: w.text });
+        else rec.write({ type: 'update', id, seq: rec.nextSeq() }, { partial: text });
         return onUpdate(partial);
       }
       : onUpdate;
-    const settle = (outcome) => rec.write({ type: 'settle', id, seq: rec.nextSeq(), ...outcome });
+    const settle = (outcome, raw) => rec.write({ type: 'settle', id, seq: rec.nextSeq(), ...outcome }, raw);
     let returned;
     try {
       returned = inner.executeTool(tool, id, args, signal, update);
@@ -522,7 +613,8 @@ export class Taping {
       (result) => {
         const w = {};
         const text = jsonOf(result, w);
-        settle(text === undefined ? { unrecordable: w.text ?? 'undefined' } : { result: JSON.parse(text) });
+        if (text === undefined) settle({ unrecordable: w.text ?? 'undefined' });
+        else settle({}, { result: text });
         return result;
       },
       (error) => {
@@ -549,14 +641,15 @@ export class Taping {
       const messages = await f.apply(this, a);
       const why = {};
       const text = jsonOf(messages, why);
-      rec.write({ type: 'poll', queue, ...(text === undefined ? { unrecordable: why.text } : { messages: text === undefined ? null : JSON.parse(text) }) });
+      if (text === undefined) rec.write({ type: 'poll', queue, unrecordable: why.text });
+      else rec.write({ type: 'poll', queue }, { messages: text });
       return messages;
     };
   }
 
   clock(inner, kind) {
     const value = inner.clock(kind);
-    this.recorder.write({ type: 'clock', kind, value }, true);
+    this.recorder.write({ type: 'clock', kind, value });
     return value;
   }
 
@@ -590,18 +683,18 @@ export function recordStream(stream, rec, n, taping) {
         next: async () => {
           const step = await iterator.next();
           if (step === null || typeof step !== 'object') {
-            rec.write({ type: 'stream', n, step: step === undefined ? { $undefined: 1 } : step });
+            rec.writeNow({ type: 'stream', n, step: step === undefined ? { $undefined: 1 } : step });
           } else if (step.done) {
             rec.write({ type: 'stream', n, done: 1 });
           } else {
             const event = step.value;
-            if (event === null || typeof event !== 'object') rec.write({ type: 'stream', n, raw: event === undefined ? { $undefined: 1 } : event });
+            if (event === null || typeof event !== 'object') rec.writeNow({ type: 'stream', n, raw: event === undefined ? { $undefined: 1 } : event });
             else {
               const encoded = diff.encode(event);
-              // A delta's fields are strings and numbers: written as text later. Whole blocks
-              // and messages may change after this event: written now.
-              const later = flat(encoded) && (encoded.p === undefined || flat(encoded.p));
-              rec.write({ type: 'stream', n, event: encoded }, later);
+              // A delta's fields are strings and numbers: made text later. Whole blocks and
+              // messages may change after this event: made text now.
+              if (flat(encoded) && (encoded.p === undefined || flat(encoded.p))) rec.write({ type: 'stream', n, event: encoded });
+              else rec.writeNow({ type: 'stream', n, event: encoded });
             }
           }
           return step;
@@ -619,7 +712,7 @@ export function recordStream(stream, rec, n, taping) {
       }
       return Promise.resolve(result).then(
         (value) => {
-          rec.write({ type: 'result', n, result: value === undefined ? { $undefined: 1 } : value });
+          rec.write({ type: 'result', n }, { result: value === undefined ? '{"$undefined":1}' : jsonOf(value, {}) ?? 'null' });
           return value;
         },
         (error) => {

@@ -98,6 +98,28 @@ const RUNS = {
     }
   },
 
+  /** Record, replay and fork (docs/record-replay.md): the replay and the divergence make no
+   * request; the fork asks the model once more, with the changed result. */
+  async 'record-replay'(file) {
+    const server = await startOpenAIServer((body) => {
+      if (hasToolResult(body)) return textChunks(`Answer from: ${body.messages.at(-1).content}`);
+      return toolCallChunks('call_1', 'weather', { city: 'Oslo' });
+    });
+    try {
+      const out = await node(file, { LLM_BASE_URL: server.baseUrl });
+      assert.equal(out.length, 4, out.join('\n'));
+      assert.match(out[0], /^recorded \d+ lines; key kept out: true$/);
+      assert.match(out[1], /^replayed \d+ events; answer: Answer from: Oslo: 18 C, light rain$/);
+      assert.match(out[2], /^replay_divergence request 0 differs in message \d+ at event \d+$/);
+      assert.equal(out[3], 'forked: Answer from: Oslo: 30 C, sunny');
+      // Two requests recorded, none in the replays, one for the fork.
+      assert.equal(server.requests.length, 3);
+      assert.equal(server.requests[2].body.messages.at(-1).content, 'Oslo: 30 C, sunny');
+    } finally {
+      await server.close();
+    }
+  },
+
   /** Approvals: the transfer waits, the listener approves, the tool runs once and the model answers. */
   async approvals(file) {
     const server = await startOpenAIServer((body) => {
