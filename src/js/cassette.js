@@ -367,6 +367,8 @@ class PlayTaping extends Taping {
     const wrapped = super.emit(inner);
     return (event) => {
       const type = event?.type;
+      // After a cut nothing more is delivered: the recorded run delivered nothing more.
+      if (this.cut) return undefined;
       if (type === 'message_start') this.playing?.();
       const r = wrapped(event);
       if (r != null && typeof r.then === 'function') return r.then((v) => (this.#schedule.poke(), v));
@@ -376,8 +378,24 @@ class PlayTaping extends Taping {
   }
 
   /** Where the run asked for what the cassette does not hold: the error (or live). */
+  /** The run was cut off here when recorded (its process died: no `agent_end`, the run asks
+   * for more than it holds after its last event, and the cassette's next run is a `resume`):
+   * the replay stops it silently, and the next run goes on. */
+  cut = false;
+
   #miss(what, recorded, asked) {
-    return this.#player.miss(this.events, what, recorded, asked);
+    const run = this.#recorded;
+    const ended = run?.events.some((e) => e.event === 'agent_end');
+    const last = run?.events.length > 0 ? run.events[run.events.length - 1].i : -1;
+    if (!this.#player.live && run !== undefined && !ended && this.events > last && this.#player.resumesNext()) {
+      this.cut = true;
+      // The run is over for the recorder: the next one may begin.
+      Taping.prototype.end.call(this);
+      this.#player.onCut?.();
+      return 'cut';
+    }
+    this.#player.miss(this.events, what, recorded, asked);
+    return 'live';
   }
 
   async openResponse(inner, streamFn, model, context, options, emit) {
@@ -386,7 +404,7 @@ class PlayTaping extends Taping {
     const recorded = this.#recorded?.requests[n];
     const { line: asked, keep, added, texts, commit } = this.request(n, model, context);
     if (recorded === undefined) {
-      this.#miss(`request ${n}`, 'no more requests', added.length > 0 ? JSON.parse(added[added.length - 1]) : asked.model);
+      if (this.#miss(`request ${n}`, 'no more requests', added.length > 0 ? JSON.parse(added[added.length - 1]) : asked.model) === 'cut') return NEVER();
       return super.openResponse(inner, streamFn, model, context, options, emit);
     }
     const r = recorded.line;
@@ -404,7 +422,7 @@ class PlayTaping extends Taping {
       differs = [`message ${k}`, was[k] === undefined ? 'no message' : JSON.parse(was[k]), now[k] === undefined ? 'no message' : JSON.parse(now[k])];
     }
     if (differs !== undefined) {
-      this.#miss(`request ${n} differs in ${differs[0]}`, differs[1], differs[2]);
+      if (this.#miss(`request ${n} differs in ${differs[0]}`, differs[1], differs[2]) === 'cut') return NEVER();
       return super.openResponse(inner, streamFn, model, context, options, emit);
     }
     // The request line goes to the new cassette as the recorder writes it.
@@ -434,8 +452,9 @@ class PlayTaping extends Taping {
     else if (call.line.name !== name) differs = [`tool call ${id}`, call.line.name, name];
     else if (call.line.args !== undefined && JSON.stringify(call.line.args) !== safeJson(args)) differs = [`the arguments of tool call ${id} (${name})`, call.line.args, args];
     else if (call.line.unrecordable !== undefined || call.settle?.unrecordable !== undefined) differs = [`tool call ${id} (${name})`, `a value JSON cannot hold (${call.line.unrecordable ?? call.settle.unrecordable})`, 'its result'];
+    else if (call.settle === undefined) differs = [`tool call ${id} (${name})`, 'no result (the recording ended while it ran)', 'its result'];
     if (differs !== undefined) {
-      this.#miss(...differs);
+      if (this.#miss(...differs) === 'cut') return NEVER();
       return super.executeTool(inner, tool, id, args, signal, onUpdate);
     }
     this.#calls.set(id, used + 1);
@@ -470,7 +489,7 @@ class PlayTaping extends Taping {
       if (!self.#player.live) {
         const r = polls[self.#polls[queue]++];
         if (r !== undefined && r.unrecordable === undefined) return structuredClone(r.messages);
-        self.#miss(`a ${queue} poll`, r === undefined ? 'no more polls' : `a value JSON cannot hold (${r.unrecordable})`, 'its messages');
+        if (self.#miss(`a ${queue} poll`, r === undefined ? 'no more polls' : `a value JSON cannot hold (${r.unrecordable})`, 'its messages') === 'cut') return NEVER();
       }
       return real.apply(this, a);
     };
@@ -508,6 +527,9 @@ function recordedMessages(requests, n) {
   return list;
 }
 
+/** A Promise that never settles: what a run cut off when recorded waits for in replay. */
+const NEVER = () => new Promise(() => {});
+
 /** The recorder's stream wrapper for a played stream (the same lines as a live one). */
 function recordStreamFor(rec, stream, n, taping) {
   return recordStream(stream, rec, n, taping);
@@ -541,6 +563,11 @@ class Player extends Recorder {
     super({ onLine });
     this.#tape = tape;
     this.onMiss = onMiss;
+  }
+
+  /** Whether the cassette's run after the one playing is a resumption (a new process's). */
+  resumesNext() {
+    return this.#tape.runs[this.#run]?.line.mode === 'resume';
   }
 
   taping(run) {
@@ -601,9 +628,10 @@ export async function replay(cassette, options = {}) {
 
 /** The model a run used, as far as the cassette knows it: the options' model when it is the
  * same one, else the cassette's `{ provider, id, api }`. */
-function modelFor(line, given) {
+function modelFor(line, given, whole) {
   const m = line?.model;
   if (given != null && (m === undefined || (given.provider === m.provider && given.id === m.id && given.api === m.api))) return given;
+  if (whole !== undefined) return whole;
   return m === undefined ? given : { ...m, name: m.id, baseUrl: '', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 0, maxTokens: 0 };
 }
 
@@ -612,22 +640,37 @@ async function replayAgent(tape, player, options, see) {
   const initialState = { ...(options.initialState ?? {}) };
   initialState.model = modelFor(first, initialState.model);
   initialState.messages = tape.runs[0]?.messages ?? initialState.messages ?? [];
+  /** An agent restored from a `resume` run's start (a cassette that begins with one, or the
+   * run after a process died). */
+  const restored = (run) => new Agent({
+    ...options, initialState, record: player,
+    restore: { version: CHECKPOINT_VERSION, messages: run.messages, model: initialState.model, thinkingLevel: run.line.reasoning ?? 'off', steeringMode: options.steeringMode ?? 'one-at-a-time', followUpMode: options.followUpMode ?? 'one-at-a-time', steering: [], followUps: [], position: run.line.position, discardedUsage: [] },
+  });
   let agent;
-  if (first?.mode === 'resume') {
-    agent = new Agent({ ...options, initialState, record: player, restore: { version: CHECKPOINT_VERSION, messages: initialState.messages, model: initialState.model, thinkingLevel: first.reasoning ?? 'off', steeringMode: options.steeringMode ?? 'one-at-a-time', followUpMode: options.followUpMode ?? 'one-at-a-time', steering: [], followUps: [], position: first.position, discardedUsage: [] } });
-  } else {
+  const use = (next) => {
+    agent = next;
+    player.onAbort = () => next.abort();
+    next.subscribe((event) => see(event));
+  };
+  if (first?.mode === 'resume') use(restored(tape.runs[0]));
+  else {
     if (first?.reasoning !== undefined) initialState.thinkingLevel = first.reasoning;
-    agent = new Agent({ ...options, initialState, record: player });
+    use(new Agent({ ...options, initialState, record: player }));
   }
-  player.onAbort = () => agent.abort();
-  agent.subscribe((event) => see(event));
+  let cut = false;
   for (const run of tape.runs) {
     if (player.divergence !== undefined) break;
     const line = run.line;
-    if (run !== tape.runs[0] && JSON.stringify(agent.state.messages) !== JSON.stringify(run.messages)) agent.state.messages = run.messages;
-    if (line.mode === 'prompt') await agent.prompt(structuredClone(line.prompts ?? []));
-    else if (line.mode === 'continue') await agent.continue();
-    else if (line.mode === 'resume') await agent.resume();
+    if (run !== tape.runs[0]) {
+      // After a run cut off, the next is the resumed one, in a new process: a new agent.
+      if (cut && line.mode === 'resume') use(restored(run));
+      else if (JSON.stringify(agent.state.messages) !== JSON.stringify(run.messages)) agent.state.messages = run.messages;
+    }
+    const wasCut = new Promise((resolve) => {
+      player.onCut = () => resolve('cut');
+    });
+    const work = line.mode === 'prompt' ? agent.prompt(structuredClone(line.prompts ?? [])) : line.mode === 'continue' ? agent.continue() : agent.resume();
+    cut = (await Promise.race([work.then(() => 'done'), wasCut])) === 'cut';
   }
   return { agent, messages: agent.state.messages };
 }
@@ -690,27 +733,30 @@ function pointAt(tape, at) {
 }
 
 /**
- * Forks a cassette at event `at`: a new `Agent` (with `options`) restored to the position the
- * cassette holds there, with `change` applied, then resumed live, recording into a new
- * cassette. Nothing before `at` runs again. `change`: `{ model }` (another model),
- * `{ message: { index, with } }` (a transcript message replaced), `{ toolResult: { toolCallId,
- * content, details?, isError? } }` (a tool's result replaced) or `{ steer: message }` (a
- * steering message added). Resolves with `{ agent, messages, events, cassette }`.
+ * The `Agent` snapshot a fork starts from: the cassette's checkpoint at event `at` (an
+ * `Agent`'s cassette), with `change` applied (see `fork`). `options` gives the model when the
+ * cassette's is meant (`initialState.model`) and the queue modes. An `invalid_input` error
+ * names a bad `at` or `change`.
  */
-export async function fork(cassette, { at, change } = {}, options = {}) {
+export function forkSnapshot(cassette, at, change, options = {}) {
   const tape = readCassette(cassette);
   if (tape.kind !== 'agent') throw invalid('fork: the cassette was recorded by the loop functions; fork takes an Agent\'s');
   const point = pointAt(tape, at);
-  const { onEvent, onLine, ...rest } = options ?? {};
   const messages = structuredClone(point.messages);
   const steering = [];
-  let model = modelFor(point.line, rest.initialState?.model);
+  let model = modelFor(point.line, options.initialState?.model);
   if (change != null) {
-    if (typeof change !== 'object') throw invalid('fork: change must be an object');
-    if (change.model !== undefined) model = change.model;
+    if (typeof change !== 'object' || Array.isArray(change)) throw invalid('fork: change must be an object');
+    const kinds = Object.keys(change).filter((k) => ['model', 'message', 'toolResult', 'steer'].includes(k));
+    if (kinds.length !== Object.keys(change).length) throw invalid(`fork: change has no kind ${brief(Object.keys(change).find((k) => !kinds.includes(k)))} (model, message, toolResult or steer)`);
+    if (change.model !== undefined) {
+      if (change.model === null || typeof change.model !== 'object') throw invalid('fork: change.model must be a model object');
+      model = change.model;
+    }
     if (change.message !== undefined) {
       const { index, with: message } = change.message ?? {};
       if (!Number.isInteger(index) || index < 0 || index >= messages.length) throw invalid(`fork: change.message.index ${brief(index)} is not a message of the ${messages.length} at event ${at}`);
+      if (message === null || typeof message !== 'object' || typeof message.role !== 'string') throw invalid('fork: change.message.with must be a message');
       messages[index] = message;
     }
     if (change.toolResult !== undefined) {
@@ -719,18 +765,36 @@ export async function fork(cassette, { at, change } = {}, options = {}) {
       if (i < 0) throw invalid(`fork: no result of tool call ${brief(toolCallId)} at event ${at}`);
       messages[i] = { ...messages[i], ...result };
     }
-    if (change.steer !== undefined) steering.push(change.steer);
+    if (change.steer !== undefined) {
+      if (change.steer === null || typeof change.steer !== 'object' || typeof change.steer.role !== 'string') throw invalid('fork: change.steer must be a message');
+      steering.push(change.steer);
+    }
   }
   let position = point.position;
-  // The model the run goes on with is the one its position names, when it names one.
+  // The model the run goes on with is the one its position names, when it names one: the
+  // changed one, or the options' one when it is the same (the cassette's has no headers).
   if (change?.model !== undefined && position?.model !== undefined) position = { ...position, model: change.model };
-  const recorder = new Recorder({ onLine });
-  const snapshot = {
+  else if (position?.model !== undefined) position = { ...position, model: modelFor({ model: position.model }, options.initialState?.model, position.model) };
+  return {
     version: CHECKPOINT_VERSION, messages, model, thinkingLevel: point.line.reasoning ?? 'off',
-    steeringMode: rest.steeringMode ?? 'one-at-a-time', followUpMode: rest.followUpMode ?? 'one-at-a-time',
+    steeringMode: options.steeringMode ?? 'one-at-a-time', followUpMode: options.followUpMode ?? 'one-at-a-time',
     steering, followUps: [], discardedUsage: [],
     ...(position === undefined ? {} : { position }),
   };
+}
+
+/**
+ * Forks a cassette at event `at`: a new `Agent` (with `options`) restored to the position the
+ * cassette holds there, with `change` applied, then resumed live, recording into a new
+ * cassette. Nothing before `at` runs again. `change`: `{ model }` (another model),
+ * `{ message: { index, with } }` (a transcript message replaced), `{ toolResult: { toolCallId,
+ * content, details?, isError? } }` (a tool's result replaced) or `{ steer: message }` (a
+ * steering message added). Resolves with `{ agent, messages, events, cassette }`.
+ */
+export async function fork(cassette, { at, change } = {}, options = {}) {
+  const { onEvent, onLine, ...rest } = options ?? {};
+  const snapshot = forkSnapshot(cassette, at, change, rest);
+  const recorder = new Recorder({ onLine });
   // A call whose tool was running at `at` ends after it: the fork runs it (it has not ended
   // there), unless the options decide otherwise.
   const onInterruptedToolCall = rest.onInterruptedToolCall ?? (() => 'rerun');
@@ -740,7 +804,7 @@ export async function fork(cassette, { at, change } = {}, options = {}) {
     events.push(event);
     return onEvent?.(event);
   });
-  if (position !== undefined) await agent.resume();
-  else if (steering.length > 0) await agent.continue();
+  if (snapshot.position !== undefined) await agent.resume();
+  else if (snapshot.steering.length > 0) await agent.continue();
   return { agent, messages: agent.state.messages, events, cassette: recorder };
 }

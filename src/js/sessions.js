@@ -9,11 +9,15 @@
 //   meta                the snapshot without its messages, the message count and the last event id
 //   m:<index>:<part>    each transcript message as JSON text, split in parts under the value limit
 //   e:<id>:<part>       each event but streamed updates, as JSON text, split likewise
+//   c:<line>:<part>     with `record: true`, each line of the session's cassette, split likewise
+//   cassette            the number of cassette lines stored
 // Event ids count the stored events: 1, 2, 3, ... Streamed updates (`message_update`,
 // `tool_execution_update`) are not stored: the k-th update after event n has the id "n.k", so
 // they go to live clients and to clients that reconnect while this instance lives, and no id
 // is ever given twice, not even after a restart.
 import { Agent, streamSimple } from './api.js';
+import { Recorder } from './tape.js';
+import { forkSnapshot } from './cassette.js';
 
 /** Characters per stored part: far below the 128 KiB value limit in any encoding. */
 const PART = 30000;
@@ -189,6 +193,15 @@ export class AgentSession {
         await this.#drop('m:', `m:${pad(meta.messageCount)}`);
       }
       this.options = own;
+      // `record: true`: every run of the session goes into its cassette, line by line, in the
+      // same order as its other writes; a restart records on after the last stored line.
+      if (own.record === true) {
+        const lines = (await this.storage.get('cassette')) ?? 0;
+        await this.#drop('c:', `c:${pad(lines)}`);
+        this.cassetteLines = lines;
+        this.pendingLines = [];
+        this.recorder = new Recorder({ append: lines > 0 ? 'agent' : undefined, onLine: (line) => this.#cassetteLine(line) });
+      }
       if (meta === undefined) {
         this.agent = this.#agent(undefined);
       } else {
@@ -208,9 +221,11 @@ export class AgentSession {
    * off there is known to have maybe run). Only the session's current agent is heard: one
    * that the session let go of (an export) saves and sends nothing more. */
   #agent(restore) {
-    const own = this.options;
+    // `record` is the session's: true records into its storage, false or absent does not.
+    const { record, ...own } = this.options;
     const agent = new Agent({
       ...own,
+      ...(record === true ? { record: this.recorder } : record === false || record === undefined ? {} : { record }),
       ...(restore === undefined ? {} : { restore }),
       onCheckpoint: async (snapshot, event) => {
         if (this.agent !== agent) return;
@@ -304,6 +319,64 @@ export class AgentSession {
     });
   }
 
+  /** A cassette line: kept until the next write of the session, which stores it in the same
+   * batch as the step it belongs to (a restart resumes from that step, and the cassette from
+   * that line). */
+  #cassetteLine(line) {
+    this.pendingLines.push([this.cassetteLines++, line]);
+  }
+
+  /** The entries of the cassette lines not stored yet; `count` is the line count with them. */
+  #takeLines() {
+    const entries = {};
+    if (this.recorder === undefined) return { entries, count: undefined };
+    for (const [n, line] of this.pendingLines) Object.assign(entries, parts(`c:${pad(n)}`, line));
+    this.pendingLines = [];
+    return { entries, count: this.cassetteLines };
+  }
+
+  /** Stores the cassette lines not stored yet (before they are read), the count last. */
+  async #storeLines() {
+    const { entries, count } = this.#takeLines();
+    const all = Object.entries(entries);
+    for (let i = 0; i < all.length; i += 128) await this.storage.put(Object.fromEntries(all.slice(i, i + 128)));
+    if (count !== undefined) await this.storage.put('cassette', count);
+  }
+
+  /** `GET /sessions/:id/cassette`: the cassette's lines, read from storage a batch at a time
+   * (404 when the session does not record). */
+  #cassette() {
+    if (this.recorder === undefined) return problem(404, 'no cassette', 'this session does not record: return record: true from agentOptions()');
+    const storage = this.storage;
+    let start = 'c:';
+    let line = '';
+    let head;
+    let done = false;
+    const stream = new ReadableStream({
+      async pull(controller) {
+        if (done) return controller.close();
+        const batch = await storage.list({ prefix: 'c:', start, limit: 128 });
+        let out = '';
+        for (const [key, value] of batch) {
+          const at = key.slice(0, key.lastIndexOf(':'));
+          if (head !== undefined && at !== head) {
+            out += `${line}\n`;
+            line = '';
+          }
+          head = at;
+          line += value;
+          start = `${key}\u0000`;
+        }
+        if (batch.size < 128) {
+          done = true;
+          if (head !== undefined) out += `${line}\n`;
+        }
+        controller.enqueue(new TextEncoder().encode(out));
+      },
+    });
+    return new Response(stream, { status: 200, headers: { 'content-type': 'application/x-ndjson' } });
+  }
+
   /** Deletes the keys under `prefix` from `start` on (delete() takes at most 128 at a time). */
   async #drop(prefix, start) {
     const keys = [...(await this.storage.list({ prefix, start })).keys()];
@@ -328,11 +401,14 @@ export class AgentSession {
     const { messages, ...rest } = snapshot;
     let same = 0;
     while (same < messages.length && same < this.stored.length && messages[same] === this.stored[same]) same++;
-    const entries = { ...extra };
+    const lines = this.#takeLines();
+    const entries = { ...extra, ...lines.entries };
     if (same < this.stored.length) await this.#drop('m:', `m:${pad(same)}`);
     for (let i = same; i < messages.length; i++) Object.assign(entries, parts(`m:${pad(i)}`, JSON.stringify(messages[i])));
     entries.meta = { snapshot: rest, messageCount: messages.length, lastEventId };
     entries.ids = { lastEventId, epoch: this.epoch };
+    // Last, with `meta`: lines a write cut short left beyond this count are dropped at load.
+    if (lines.count !== undefined) entries.cassette = lines.count;
     // put() takes at most 128 entries at a time.
     const all = Object.entries(entries);
     for (let i = 0; i < all.length; i += 128) await this.storage.put(Object.fromEntries(all.slice(i, i + 128)));
@@ -487,6 +563,9 @@ export class AgentSession {
     // Only these start a session that does not exist yet.
     if (!this.exists && action !== 'prompt' && action !== 'import') return problem(404, 'unknown session');
     switch (action) {
+      case 'cassette':
+        if (this.recorder !== undefined) await this.#serial(() => this.#storeLines());
+        return this.#cassette();
       case 'read':
         return segments[1] === 'events' ? this.#events(request, url) : json(200, this.#state());
       case 'snapshot':
@@ -553,6 +632,7 @@ export class AgentSession {
     await this.storage.put('ids', { lastEventId: this.lastEventId, epoch: this.epoch });
     this.loading = undefined;
     this.agent = undefined;
+    this.recorder = undefined;
     this.recent = [];
     this.stored = [];
     this.exists = false;
@@ -672,7 +752,8 @@ function actionOf(method, segments) {
   const get = method === 'GET' || method === 'HEAD';
   if (id === undefined) return method === 'POST' ? 'create' : 405;
   if (what === undefined) return get ? 'read' : method === 'DELETE' ? 'delete' : 405;
-  if (callId === undefined && (what === 'events' || what === 'snapshot')) return get ? (what === 'events' ? 'read' : 'snapshot') : 405;
+  if (callId === undefined && (what === 'events' || what === 'snapshot' || what === 'cassette')) return get ? (what === 'events' ? 'read' : what) : 405;
+  if (callId === undefined && what === 'fork') return method === 'POST' ? 'fork' : 405;
   if (callId === undefined && POSTED.has(what)) return method === 'POST' ? what : 405;
   if (what === 'tool-calls' && callId !== undefined && ANSWERS.has(verb) && more.length === 0) return method === 'POST' ? verb : 405;
   return 404;
@@ -707,9 +788,39 @@ async function route(request, url, namespace, options, prefix) {
     if (allowed !== true) return problem(403, 'forbidden', `not allowed to ${action} this session`);
   }
   if (segments.length === 0) return json(201, { id: sessionId });
+  if (action === 'fork') return forkSession(request, url, namespace, id);
   const forwarded = new URL(request.url);
   forwarded.pathname = `/sessions/${segments.join('/')}`;
   return namespace.get(namespace.idFromName(id)).fetch(new Request(forwarded, request));
+}
+
+/** `POST /sessions/:id/fork` with `{ at, change }`: a new session continues this one's
+ * cassette from event `at` with `change` (docs/record-replay.md; the new session keeps its own
+ * model, as an import does). Answers `201 { id }`, the new session's. */
+async function forkSession(request, url, namespace, id) {
+  const read = await readBody(request, MAX_BODY);
+  if (read.error) return read.error;
+  const body = read.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return problem(400, 'malformed body', 'expected { "at": event index, "change"?: … }');
+  const source = new URL(url);
+  source.pathname = `/sessions/${id}/cassette`;
+  const got = await namespace.get(namespace.idFromName(id)).fetch(new Request(source, { headers: request.headers }));
+  if (!got.ok) return got;
+  let snapshot;
+  try {
+    snapshot = forkSnapshot(await got.text(), body.at, body.change);
+  } catch (error) {
+    if (error?.code !== 'invalid_input') throw error;
+    return problem(400, 'malformed fork', error.message);
+  }
+  const forked = crypto.randomUUID();
+  const target = new URL(url);
+  target.pathname = `/sessions/${forked}/import`;
+  const headers = new Headers(request.headers);
+  headers.set('content-type', 'application/json');
+  const answer = await namespace.get(namespace.idFromName(forked)).fetch(new Request(target, { method: 'POST', headers, body: JSON.stringify(snapshot) }));
+  if (answer.status !== 202) return answer;
+  return json(201, { id: forked, from: id, at: body.at });
 }
 
 /** The options a proxy client may set (pi's streamProxy sends these); `headers` is not

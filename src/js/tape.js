@@ -30,6 +30,15 @@ function jsonOf(value, why) {
   }
 }
 
+/** A position as the cassette holds it: its model without `headers`, which may carry a
+ * gateway's token (a fork or a replay takes the model with its headers from its options). */
+function keyFree(position) {
+  const model = position?.model;
+  if (model === null || typeof model !== 'object' || !('headers' in model)) return position;
+  const { headers, ...rest } = model;
+  return { ...position, model: rest };
+}
+
 /** Each message's JSON text, made once per object (a message is not changed once the loop
  * has it; one that is keeps the text it had when first written). */
 const TEXTS = new WeakMap();
@@ -277,11 +286,17 @@ export class Recorder {
   #known = [];
   #active = 0;
 
-  /** `options.onLine(line)`: called with each line as it is written (to append it to storage). */
+  /** `options.onLine(line)`: called with each line as it is written (to append it to storage).
+   * `options.append`: the lines go on a cassette that has its header already (a new process
+   * recording on where the last one stopped), so none is written; `options.append` names its
+   * kind, `"agent"` or `"loop"`. */
   constructor(options) {
     const onLine = options?.onLine;
     if (onLine !== undefined && typeof onLine !== 'function') throw new TypeError('Recorder: onLine must be a function');
+    const append = options?.append;
+    if (append !== undefined && append !== 'agent' && append !== 'loop') throw new TypeError('Recorder: append must be "agent" or "loop"');
     this.#onLine = onLine;
+    this.#kind = append;
   }
 
   /** The cassette's lines so far. */
@@ -413,7 +428,7 @@ export class Recorder {
     if (typeof reasoning === 'string') line.reasoning = reasoning;
     const raw = {};
     if (run.prompts !== undefined) raw.prompts = jsonOf(run.prompts, {}) ?? 'null';
-    if (run.position !== undefined) raw.position = jsonOf(run.position, {}) ?? 'null';
+    if (run.position !== undefined) raw.position = jsonOf(keyFree(run.position), {}) ?? 'null';
     this.write(line, raw);
     this.#active += 1;
     return this.taping(run);
@@ -491,7 +506,7 @@ export class Taping {
    * (`position`: its keys that changed, `gone`: those it lost). */
   boundary(index, event) {
     const line = { type: 'event', i: index, event: event?.type };
-    const at = this.run.where?.();
+    const at = keyFree(this.run.where?.());
     const whole = at !== null && typeof at === 'object' ? jsonOf(at, {}) : undefined;
     if (whole !== undefined && whole === this.#positionText) {
       // Unchanged since the last boundary.

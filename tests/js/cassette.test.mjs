@@ -8,6 +8,10 @@
 // (L-52), and an abort in the last turn (L-48).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent, createAssistantMessageEventStream, runAgentLoop } from 'pi-agent-wasm';
 import { Recorder, replay, fork, readCassette, checkpointAt, ReplayDivergence } from 'pi-agent-wasm/cassette';
 import { usage, model, TURNS, scriptedStream, tools, untouchable, noModel, plain, recordReference } from './shared/cassette-run.mjs';
@@ -266,4 +270,25 @@ test('onLine receives each line as it is written, the same lines the recorder ke
   await agent.prompt('go');
   assert.deepEqual(streamed, recorder.lines);
   assert.ok(readCassette(streamed).runs.length === 1);
+});
+
+test('a process killed inside a tool, and the one that resumed it, wrote one cassette that replays as both delivered', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cassette-kill-'));
+  try {
+    const script = new URL('./shared/cassette-process.mjs', import.meta.url).pathname;
+    const first = spawnSync(process.execPath, [script, 'first', dir], { timeout: 30000 });
+    assert.equal(first.signal, 'SIGKILL', String(first.stderr));
+    const second = spawnSync(process.execPath, [script, 'second', dir], { timeout: 30000 });
+    assert.equal(second.status, 0, String(second.stderr));
+    const cassette = readFileSync(join(dir, 'cassette.jsonl'), 'utf8');
+    const delivered = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const runs = readCassette(cassette).runs;
+    assert.deepEqual(runs.map((r) => r.line.mode), ['prompt', 'resume']);
+    assert.equal(delivered.filter((e) => e.type === 'agent_start').length, 1);
+    assert.equal(delivered.at(-1).type, 'agent_end');
+    const got = await replayed(cassette, { initialState: { tools: untouchable }, streamFn: noModel });
+    assert.deepEqual(got.seen, delivered);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -15,6 +15,7 @@ import { Miniflare } from 'miniflare';
 import { packAndInstall, repoRoot } from './helpers.mjs';
 import { Agent, streamProxy } from 'pi-agent-wasm';
 import * as ours from 'pi-agent-wasm';
+import { replay, readCassette } from 'pi-agent-wasm/cassette';
 
 const COMPAT_DATE = '2026-04-26';
 const KEY = 'sk-session-secret-0123456789';
@@ -124,9 +125,24 @@ export class Session extends AgentSession {
     super(ctx, env);
     this.watchdogMs = 400;
   }
+  // Sessions whose id starts with "rec-" record a cassette (record: true), decided at their
+  // first request and kept in storage, so an alarm after a restart records on too.
+  async fetch(request) {
+    const id = new URL(request.url).pathname.split('/')[2] ?? '';
+    if (id.startsWith('rec-') && !this.recording) {
+      this.recording = true;
+      await this.storage.put('test-records', true);
+    }
+    return super.fetch(request);
+  }
+  async load() {
+    this.recording ??= (await this.storage.get('test-records')) === true;
+    return super.load();
+  }
   agentOptions(env) {
     const model = modelOf(env);
     return {
+      record: this.recording === true,
       initialState: { model, systemPrompt: 'Be brief.', tools: [
         tool(env, 'weather', true, (a) => a.city + ': 18 C'),
         tool(env, 'pay', false, (a) => 'paid ' + a.amount),
@@ -913,4 +929,60 @@ test('outside tester, round 2: a forged position in an import is a 400 and the s
   await both.ready;
   both.close();
   assert.throws(() => connectSession('http://localhost/sessions/x', { tools: [], retryMs: 0 }), /retryMs/);
+});
+
+test('a recording session: its cassette survives a restart mid-tool, replays offline as the session delivered it, and forks into a new session (issue 34)', async () => {
+  gate.hold(true);
+  const before = gate.calls.length;
+  assert.equal((await post('/sessions/rec-one/prompt', { text: 'pay and weather' })).status, 202);
+  await waitFor(() => gate.calls.length >= before + 2, 'both tools to run');
+  await mf.dispose(); // the Durable Object dies with its tools mid-call
+  gate.release();
+  gate.hold(false);
+  mf = start();
+  const done = await waitFor(async () => {
+    const st = await state('rec-one');
+    return !st.running && st.messages.at(-1)?.stopReason === 'stop' ? st : undefined;
+  }, 'the resumed run to finish');
+  const stored = (await events('rec-one')).filter((e) => !e.id.includes('.'));
+  const res = await call('/sessions/rec-one/cassette');
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /application\/x-ndjson/);
+  const cassette = await res.text();
+  assert.ok(!cassette.includes(KEY), 'the key is not in the cassette');
+  assert.ok(!cassette.includes('gw-secret-1'), "the model's headers are not in the cassette");
+  assert.deepEqual(readCassette(cassette).runs.map((r) => r.line.mode), ['prompt', 'resume']);
+  // Offline, in this process: no model (the server would record a request), no tool (the gate).
+  const asked = llm.requests.length;
+  const calls = gate.calls.length;
+  // The session's tools as declared (the same names, descriptions and parameters), none runnable.
+  const offline = (name, replaySafe) => name === 'title'
+    ? { name, label: name, description: 'the title of the page the user is on', parameters: { type: 'object' }, client: true }
+    : { name, label: name, description: name, ...(replaySafe ? { replay: 'safe' } : {}), parameters: { type: 'object', properties: {}, additionalProperties: true }, execute: () => { throw new Error('ran in a replay'); } };
+  const seen = [];
+  const model = { id: 'm', name: 'm', api: 'openai-completions', provider: 'openai', baseUrl: 'http://127.0.0.1:9/v1', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 8192, maxTokens: 1024 };
+  const got = await replay(cassette, { initialState: { model, tools: ['weather', 'pay', 'transfer', 'title', 'confirm', 'vault'].map((n) => offline(n, n === 'weather')) }, onEvent: (e) => { if (e.type !== 'message_update' && e.type !== 'tool_execution_update') seen.push(JSON.parse(JSON.stringify(e))); } });
+  assert.equal(llm.requests.length, asked);
+  assert.equal(gate.calls.length, calls);
+  assert.deepEqual(seen, stored.map((e) => e.data));
+  assert.deepEqual(JSON.parse(JSON.stringify(got.messages)), done.messages);
+  // A fork at the first tool result, with another result: a new session goes on from there.
+  const at = seen.findIndex((e) => e.type === 'message_end' && e.message.role === 'toolResult');
+  const index = stored.slice(0, at + 1).length;
+  const target = got.events.indexOf(got.events.filter((e) => e.type !== 'message_update' && e.type !== 'tool_execution_update')[at]);
+  assert.ok(index > 0 && target >= at);
+  const toolCallId = seen[at].message.toolCallId;
+  const forked = await post('/sessions/rec-one/fork', { at: target, change: { toolResult: { toolCallId, content: [{ type: 'text', text: 'CHANGED' }] } } });
+  assert.equal(forked.status, 201, await forked.clone().text());
+  const { id } = await forked.json();
+  assert.match(id, /^[0-9a-f-]{36}$/);
+  const after = await waitFor(async () => {
+    const st = await state(id);
+    return !st.running && st.messages.at(-1)?.role === 'assistant' ? st : undefined;
+  }, 'the forked session to finish');
+  assert.equal(after.messages.find((m) => m.toolCallId === toolCallId).content[0].text, 'CHANGED');
+  assert.equal(llm.requests.length, asked + 1, 'the fork asked the model once, for the answer after the results');
+  // A fork of a session that does not record, and a bad change, are refused.
+  assert.equal((await post('/sessions/alpha/fork', { at: 1 })).status, 404);
+  assert.equal((await post('/sessions/rec-one/fork', { at: 1, change: { nonsense: 1 } })).status, 400);
 });
