@@ -21,8 +21,12 @@ export type Cassette = string | readonly string[] | Recorder;
 
 /** Records runs into a cassette. API keys the runs used are written as `[redacted]`. */
 export class Recorder implements RunRecorder {
-  /** `onLine(line)` is called with each line as it is written (to append it to storage). */
-  constructor(options?: { onLine?: (line: string) => void });
+  /**
+   * `onLine(line)` is called with each line as it is written (to append it to storage).
+   * `append` (the cassette's kind) goes on with a cassette another process began: no header
+   * is written (see "Surviving a restart" in docs/record-replay.md).
+   */
+  constructor(options?: { onLine?: (line: string) => void; append?: "agent" | "loop" });
   /** The cassette's lines so far. */
   readonly lines: string[];
   /** The cassette as text: one JSON value a line, each ending in a newline. */

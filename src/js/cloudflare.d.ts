@@ -54,8 +54,10 @@ export interface SessionNamespace {
  * `GET /sessions/:id` (messages, running, queued messages, `pending` tool calls),
  * `DELETE /sessions/:id`; waiting tool calls' answers `POST .../tool-calls/:callId/approve`,
  * `/reject`, `/result`; the handoff between page and Worker `GET .../snapshot`,
- * `POST .../export` (the page takes the run) and `POST .../import` (the Worker takes it).
- * Errors are JSON `{ error, detail? }` with a 4xx status.
+ * `POST .../export` (the page takes the run) and `POST .../import` (the Worker takes it);
+ * with `record: true` in the options, `GET .../cassette` (the session's cassette, NDJSON) and
+ * `POST .../fork` `{ "at", "change"? }` (201 `{ "id" }`: a new session continues from event
+ * `at`; see docs/record-replay.md). Errors are JSON `{ error, detail? }` with a 4xx status.
  */
 export declare class AgentSession<Env = unknown> {
   /** Called by the Workers runtime with the object's state and the Worker's environment. */
@@ -65,9 +67,10 @@ export declare class AgentSession<Env = unknown> {
   /**
    * The session's `Agent` options: tools, model, hooks, `getApiKey` (from the Worker's
    * secrets). Implement it in the subclass: code, so it is supplied each time the session
-   * is loaded. An `onCheckpoint` here is called after the session saved.
+   * is loaded. An `onCheckpoint` here is called after the session saved. `record: true`
+   * records every run into the session's cassette, stored with its steps.
    */
-  agentOptions(env: Env): AgentOptions;
+  agentOptions(env: Env): Omit<AgentOptions, "record"> & { record?: boolean | AgentOptions["record"] };
   /**
    * The model as a page sees it in a snapshot (`GET .../snapshot`, `POST .../export`): by
    * default without `headers`, which may hold a gateway's token. Override to drop more (a

@@ -746,7 +746,8 @@ const POSTED = new Set(['prompt', 'steer', 'follow-up', 'abort', 'import', 'expo
  * and the events), `snapshot` (the whole run, for a page to restore), `prompt`, `steer`,
  * `follow-up`, `abort`, `delete`, `import` (a page's snapshot replaces the session), `export`
  * (the session hands its run to a page), `approve`, `reject`, `result` (a waiting tool call's
- * answers). 404 for a route that does not exist, 405 for a method a route does not take. */
+ * answers), `cassette` (its recorded runs) and `fork` (a new session from one of its events).
+ * 404 for a route that does not exist, 405 for a method a route does not take. */
 function actionOf(method, segments) {
   const [id, what, callId, verb, ...more] = segments;
   const get = method === 'GET' || method === 'HEAD';
