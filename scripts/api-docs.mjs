@@ -69,6 +69,7 @@ const MEMBERS_DOCUMENTED = [
   'pi-agent-wasm/cassette.ReplayDivergence',
   'pi-agent-wasm/cassette.ReplayOptions',
   'pi-agent-wasm/cassette.ReplayResult',
+  'pi-agent-wasm/cassette.CassetteSummary',
 ];
 
 /** The TypeDoc options; `staging` holds the declarations and tsconfig.json. */

@@ -117,6 +117,27 @@ export function checkpointAt(cassette: Cassette, at: number): {
   event?: number;
 };
 
+/** What a cassette holds, to assert on in a test without replaying it. */
+export interface CassetteSummary {
+  /** Who recorded it: an `Agent` or the loop functions. */
+  kind: "agent" | "loop";
+  /** How each run started. */
+  runs: Array<"prompt" | "continue" | "resume">;
+  /** Each request: its model and the names of the tools it offered. */
+  requests: Array<{ model?: { provider: string; id: string; api: string }; tools?: string[] }>;
+  /** Each tool call, with its result or the message of what it threw. */
+  toolCalls: Array<{ id: string; name: string; args?: unknown; result?: unknown; error?: string }>;
+  /** Each queue poll that returned messages. */
+  polls: Array<{ queue: "steering" | "followUp"; messages: AgentMessage[] }>;
+  /** Whether a run was aborted. */
+  aborted: boolean;
+  /** The transcript at the end of the last run. */
+  messages: AgentMessage[];
+}
+
+/** What a cassette holds: its runs, requests, tool calls, polls and final transcript. */
+export function summarize(cassette: Cassette): CassetteSummary;
+
 /** A cassette read into its runs (what replay works from). */
 export function readCassette(cassette: Cassette): { kind: "agent" | "loop"; runs: unknown[] };
 

@@ -152,6 +152,38 @@ export function readCassette(cassette) {
   return { kind: head.kind, runs };
 }
 
+/**
+ * What a cassette holds, to assert on in a test without replaying it: its kind, its runs'
+ * starts, each request's model, each tool call (id, name, arguments, and its result or thrown
+ * error), the queue polls, whether a run was aborted, and the transcript at the end.
+ */
+export function summarize(cassette) {
+  const tape = readCassette(cassette);
+  const toolCalls = [];
+  const requests = [];
+  const polls = [];
+  let messages = [];
+  let aborted = false;
+  for (const run of tape.runs) {
+    messages = run.messages.slice();
+    for (const r of run.requests) if (r !== undefined) requests.push({ model: r.line.model, tools: r.line.tools });
+    for (const calls of run.tools.values()) {
+      for (const call of calls) {
+        const c = { id: call.line.id, name: call.line.name, args: call.line.args };
+        const s = call.settle;
+        if (s?.result !== undefined) c.result = s.result;
+        else if (s?.error !== undefined) c.error = s.error.message;
+        else if (s?.thrown !== undefined) c.error = s.thrown;
+        toolCalls.push(c);
+      }
+    }
+    for (const queue of ['steering', 'followUp']) for (const p of run.polls[queue]) if (Array.isArray(p.messages) && p.messages.length > 0) polls.push({ queue, messages: p.messages });
+    for (const e of run.events) if (e.event === 'message_end') messages.push(e.message);
+    aborted ||= run.abort !== undefined;
+  }
+  return { kind: tape.kind, runs: tape.runs.map((r) => r.line.mode), requests, toolCalls, polls, aborted, messages };
+}
+
 /** `before` with its first `delta.keep` messages kept and `delta.add` appended. */
 function applyDelta(before, delta, where) {
   if (delta === null || typeof delta !== 'object' || !Number.isInteger(delta.keep) || !Array.isArray(delta.add)) throw invalid(`${where}: messages is not a delta`);
