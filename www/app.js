@@ -4,6 +4,7 @@
 // model, with its prices, comes from the package's catalogue (`pi-agent-wasm/models`).
 import { Agent } from 'pi-agent-wasm';
 import { connectSession } from 'pi-agent-wasm/cloudflare';
+import { Recorder, replay, forkSnapshot, checkpointAt } from 'pi-agent-wasm/cassette';
 import { demoTools, pageTitleInPage } from './tools.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -189,8 +190,13 @@ async function updatePriceHint() {
 
 /** The page's agent, or one restored from a snapshot (`restore`: a run handed back from the
  * Worker). Its events show in the page until it hands its run to the Worker. */
-function makeAgent(restore) {
+function makeAgent(restore, onInterruptedToolCall) {
+  // Every run of the page's agent is recorded: the inspector is its timeline (replay, fork).
+  recorder = new Recorder();
+  timeline = 0;
   const made = new Agent({
+    record: recorder,
+    onInterruptedToolCall,
     initialState: {
       systemPrompt: 'You are a helpful assistant in a demo of an agent loop. Use the tools for arithmetic, the time, long tasks, transfers and the page title.',
       tools: demoTools,
@@ -202,12 +208,16 @@ function makeAgent(restore) {
   });
   made.subscribe((event) => {
     if (made !== agent) return; // handed to the Worker: what it does now is not shown
-    inspect(event);
+    inspect(event, timeline++);
     onEvent(event);
   });
   return made;
 }
 let agent;
+/** The page agent's cassette, and how many of its events the inspector shows (each row's
+ * index in it). */
+let recorder;
+let timeline = 0;
 
 // --- Transcript rendering -------------------------------------------------------------
 
@@ -428,7 +438,8 @@ let t0 = 0;
 const counts = new Map();
 const MAX_EVENTS = 3000;
 
-function inspect(event) {
+/** `at`: the event's index in the page agent's cassette (a row that can fork there). */
+function inspect(event, at) {
   const now = performance.now();
   if (!t0) t0 = now;
   counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
@@ -443,8 +454,13 @@ function inspect(event) {
   row.addEventListener('click', () => {
     const open = row.getAttribute('aria-expanded') === 'true';
     row.setAttribute('aria-expanded', String(!open));
-    if (open) li.querySelector('pre')?.remove();
-    else li.append(el('pre', 'event-json', JSON.stringify(event, (k, v) => (k === 'partial' ? '[partial]' : v), 1).slice(0, 20000)));
+    if (open) {
+      li.querySelector('pre')?.remove();
+      li.querySelector('.fork')?.remove();
+    } else {
+      li.append(el('pre', 'event-json', JSON.stringify(event, (k, v) => (k === 'partial' ? '[partial]' : v), 1).slice(0, 20000)));
+      if (at !== undefined && !worker.on) li.append(forkForm(at));
+    }
   });
   li.append(row);
   applyFilter(li);
@@ -452,6 +468,100 @@ function inspect(event) {
   while (events.childElementCount > MAX_EVENTS) events.firstElementChild.remove();
   followEvents();
   $('event-summary').textContent = [...counts].map(([k, v]) => `${k} ${v}`).join(' · ');
+}
+
+/** "Fork here": the conversation goes on from event `at` of the recorded runs, with a
+ * steering message added if one is typed; nothing before it runs again. */
+function forkForm(at) {
+  const form = el('form', 'fork');
+  const input = el('input');
+  input.placeholder = 'steering message (optional)';
+  input.setAttribute('aria-label', `Steering message for a fork at event ${at}`);
+  const button = el('button', '', 'Fork here');
+  button.type = 'submit';
+  form.append(input, button);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    forkAt(at, input.value.trim());
+  });
+  return form;
+}
+
+/** Empties the conversation and the inspector (a replay or a fork shows its own). */
+function clearView() {
+  transcript.replaceChildren();
+  events.replaceChildren();
+  counts.clear();
+  cards.clear();
+  bubble = null;
+  t0 = 0;
+}
+
+/** Shows messages that are already there (the transcript up to a fork), as their events would. */
+function showMessages(messages) {
+  for (const message of messages) {
+    if (message.role === 'user') userBubble(message);
+    else if (message.role === 'assistant') {
+      onEvent({ type: 'message_start', message });
+      message.content.forEach((block, contentIndex) => {
+        if (block.type === 'toolCall') onEvent({ type: 'message_update', assistantMessageEvent: { type: 'toolcall_end', contentIndex, toolCall: block }, message });
+      });
+      onEvent({ type: 'message_end', message });
+      onEvent({ type: 'turn_end' });
+    } else if (message.role === 'toolResult') {
+      onEvent({ type: 'tool_execution_end', toolCallId: message.toolCallId, result: message, isError: message.isError, durationMs: message.durationMs ?? 0 });
+    }
+  }
+}
+
+/** Plays the page's recorded runs again, offline, into a fresh view. */
+async function replayRuns() {
+  if (busyNow() || worker.on || recorder === undefined || timeline === 0) return;
+  const cassette = recorder.toString();
+  clearView();
+  $('status').textContent = 'Replaying the recorded runs offline…';
+  // The agent's tools as declared; their results come from the cassette.
+  const offline = demoTools.map((t) => (typeof t.execute === 'function' ? { ...t, execute: () => { throw new Error('a replay runs no tool'); } } : t));
+  let at = 0;
+  try {
+    await replay(cassette, { initialState: { tools: offline }, onEvent: (event) => { inspect(event, at++); onEvent(event); } });
+    $('status').textContent = `Replayed offline: ${at} events, no request made and no tool run.`;
+  } catch (error) {
+    $('status').textContent = `Replay failed: ${error?.message ?? error}`;
+  }
+}
+
+/** Forks the recorded runs at event `at` (with `text` as a steering message, if any): the
+ * page's agent becomes one restored there, and the conversation goes on live. */
+async function forkAt(at, text) {
+  if (busyNow() || worker.on || recorder === undefined) return;
+  const cassette = recorder.toString();
+  const change = text ? { steer: { role: 'user', content: text, timestamp: Date.now() } } : undefined;
+  let snapshot;
+  try {
+    const { model } = await currentModel();
+    snapshot = forkSnapshot(cassette, at, change, { initialState: { model } });
+  } catch (error) {
+    $('status').textContent = `Fork failed: ${error?.message ?? error}`;
+    return;
+  }
+  clearView();
+  showMessages(checkpointAt(cassette, at).messages);
+  // A tool that was running at the fork point runs again: its result came after it.
+  agent = makeAgent(snapshot, () => 'rerun');
+  $('status').textContent = `Forked at event ${at}.`;
+  if (snapshot.position === undefined && snapshot.steering.length === 0) return;
+  starting = true;
+  setBusy(true);
+  try {
+    if (snapshot.position !== undefined) await agent.resume();
+    else await agent.continue();
+  } catch (error) {
+    $('status').textContent = `Run failed: ${error?.message ?? error}`;
+  } finally {
+    starting = false;
+    setBusy(busyNow());
+  }
 }
 
 function applyFilter(li) {
@@ -467,6 +577,7 @@ function initInspector() {
   };
   $('event-filter').addEventListener('input', refilter);
   $('hide-updates').addEventListener('change', refilter);
+  $('replay').addEventListener('click', replayRuns);
 }
 
 // --- Composer, steering, follow-ups, abort ---------------------------------------------
@@ -737,4 +848,4 @@ initInspector();
 initComposer();
 initHandoff();
 setBusy(false);
-window.demo = { get agent() { return agent; }, worker }; // for the console (and the browser tests)
+window.demo = { get agent() { return agent; }, get recorder() { return recorder; }, worker }; // for the console (and the browser tests)

@@ -1,4 +1,4 @@
 // `pi-agent-wasm/cassette` in Node: the .wasm from the package's files, then record, replay and fork.
 import './node.js';
 
-export { Recorder, ReplayDivergence, CASSETTE_VERSION, readCassette, replay, fork, checkpointAt, summarize } from './cassette.js';
+export { Recorder, ReplayDivergence, CASSETTE_VERSION, readCassette, replay, fork, checkpointAt, forkSnapshot, summarize } from './cassette.js';

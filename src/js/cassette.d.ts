@@ -11,7 +11,7 @@
  *
  * @module pi-agent-wasm/cassette
  */
-import type { Agent, AgentEvent, AgentMessage, AgentOptions, AgentLoopConfig, AgentContext, Model, RunRecorder, StreamFn, ToolResultMessage } from "./index.js";
+import type { Agent, AgentEvent, AgentMessage, AgentOptions, AgentLoopConfig, AgentContext, AgentSnapshot, Model, RunRecorder, StreamFn, ToolResultMessage } from "./index.js";
 
 /** The version of the cassette format this package writes and reads. */
 export const CASSETTE_VERSION: 1;
@@ -104,6 +104,17 @@ export function fork(
   at: { at: number; change?: ForkChange },
   options?: Omit<AgentOptions, "record" | "restore"> & { onEvent?: (event: AgentEvent) => void | Promise<void>; onLine?: (line: string) => void },
 ): Promise<ReplayResult & { agent: Agent }>;
+
+/** The `Agent` snapshot `fork` starts from: the checkpoint at event `at` with `change` applied,
+ * for `new Agent({ ...options, restore })` and `resume()` (or `continue()` for a steering
+ * message added after the run ended). `options` gives the model with its headers and the
+ * queue modes. */
+export function forkSnapshot(
+  cassette: Cassette,
+  at: number,
+  change?: ForkChange,
+  options?: Pick<AgentOptions, "initialState" | "steeringMode" | "followUpMode">,
+): AgentSnapshot;
 
 /** The checkpoint a cassette holds at event `at` (its last event boundary at or before it). */
 export function checkpointAt(cassette: Cassette, at: number): {
