@@ -42,8 +42,8 @@ test('api-docs: every export is documented and TypeDoc warns about nothing; docs
     assert.deepEqual(problems, [], `scripts/api-docs.mjs reported problems (document the exports it names):\n${problems.join('\n')}`);
     assert.deepEqual(
       counts.map(([name]) => name).sort(),
-      ['pi-agent-wasm', 'pi-agent-wasm/cloudflare', 'pi-agent-wasm/models'],
-      'the reference documents the three entries',
+      ['pi-agent-wasm', 'pi-agent-wasm/cassette', 'pi-agent-wasm/cloudflare', 'pi-agent-wasm/models'],
+      'the reference documents the four entries',
     );
     for (const [name, count] of counts) assert.ok(count > 0, `${name} documents no export`);
 
