@@ -270,11 +270,13 @@ export class Agent {
   /** Queues a message for the next steering poll (after the current assistant turn). */
   steer(message) {
     this.#steering.items.push(message);
+    this.record?.queued?.('steering', message);
   }
 
   /** Queues a message for when the agent would otherwise stop. */
   followUp(message) {
     this.#followUps.items.push(message);
+    this.record?.queued?.('followUp', message);
   }
 
   clearSteeringQueue() {

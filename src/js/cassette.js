@@ -29,11 +29,27 @@ function brief(value, max = 160) {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
+/** Two values as text for a message: where they are long, the part around their first
+ * difference. */
+function apart(x, y) {
+  const tx = brief(x, Infinity), ty = brief(y, Infinity);
+  if (tx.length <= 160 && ty.length <= 160) return [tx, ty];
+  let k = 0;
+  while (k < tx.length && k < ty.length && tx[k] === ty[k]) k++;
+  const cut = (t) => {
+    const from = Math.max(0, k - 60);
+    return `${from > 0 ? '…' : ''}${t.slice(from, k + 100)}${k + 100 < t.length ? '…' : ''}`;
+  };
+  return [cut(tx), cut(ty)];
+}
+
 /** The error a replay stops with: `index` is the event the run had reached, `recorded` and
  * `asked` what the cassette held there and what the run asked for. */
 export class ReplayDivergence extends Error {
-  constructor(index, what, recorded, asked) {
-    super(`Replay diverged at event ${index}: ${what}: the cassette has ${brief(recorded)}, the run asked for ${brief(asked)}`);
+  constructor(index, what, recorded, asked, cause) {
+    const [a, b] = apart(recorded, asked);
+    const failed = cause === undefined ? '' : ` (the run failed: ${cause instanceof Error ? cause.message : brief(cause)})`;
+    super(`Replay diverged at event ${index}: ${what}: the cassette has ${a}, the run asked for ${b}${failed}`, cause === undefined ? undefined : { cause });
     this.name = 'ReplayDivergence';
     this.code = 'replay_divergence';
     this.index = index;
@@ -55,7 +71,7 @@ const undef = (v) => (v !== null && typeof v === 'object' && v.$undefined === 1 
 export function readCassette(cassette) {
   let lines;
   if (cassette instanceof Recorder) lines = cassette.lines;
-  else if (typeof cassette === 'string') lines = cassette.split('\n');
+  else if (typeof cassette === 'string') lines = cassette.replace(/^\uFEFF/, '').split('\n');
   else if (Array.isArray(cassette)) lines = cassette;
   else throw invalid('cassette: expected its text, its lines or a Recorder');
   const records = [];
@@ -73,9 +89,11 @@ export function readCassette(cassette) {
   });
   const head = records[0];
   if (head?.type !== 'cassette') throw invalid('cassette: the first line is not its header');
-  if (head.version !== CASSETTE_VERSION) throw invalid(`cassette: version ${brief(head.version)} is not ${CASSETTE_VERSION}`);
+  if (head.version !== CASSETTE_VERSION) throw invalid(`cassette: version ${JSON.stringify(head.version) ?? 'undefined'} is not ${CASSETTE_VERSION}`);
   if (head.kind !== 'agent' && head.kind !== 'loop') throw invalid(`cassette: kind ${brief(head.kind)} is neither "agent" nor "loop"`);
   const runs = [];
+  // Messages queued on the agent and polls that took them, in order (a fork's queues).
+  const queues = [];
   let run;
   let known = [];
   for (let i = 1; i < records.length; i++) {
@@ -98,15 +116,16 @@ export function readCassette(cassette) {
         break;
       }
       case 'response':
-        if (run.requests[r.n]) run.requests[r.n].threw = r;
-        break;
       case 'stream':
       case 'view':
-        run.requests[r.n]?.stream.push(r);
+      case 'result': {
+        const request = run.requests[r.n];
+        if (request === undefined) throw invalid(`cassette record ${i + 1}: ${r.type} of request ${JSON.stringify(r.n)}, which the run has not made`);
+        if (r.type === 'response') request.threw = r;
+        else if (r.type === 'result') request.result = r;
+        else request.stream.push(r);
         break;
-      case 'result':
-        if (run.requests[r.n]) run.requests[r.n].result = r;
-        break;
+      }
       case 'tool': {
         const call = { line: r, updates: [], settle: undefined };
         // A call id the model used twice in a run: the calls are told apart by their order.
@@ -128,6 +147,10 @@ export function readCassette(cassette) {
       }
       case 'poll':
         (run.polls[r.queue] ?? []).push(r);
+        queues.push({ ...r, ord: i });
+        break;
+      case 'queue':
+        queues.push({ ...r, ord: i });
         break;
       case 'clock':
         run.clocks[r.kind === 1 ? 1 : 0].push(r.value);
@@ -137,10 +160,13 @@ export function readCassette(cassette) {
         run.actions.push({ seq: r.seq, kind: 'abort', record: r });
         break;
       case 'event':
-        // The position as the boundaries wrote it: each one's changes to the last.
+        if (!Number.isInteger(r.i) || r.i < 0 || (run.events.length > 0 && r.i <= run.events[run.events.length - 1].i)) throw invalid(`cassette record ${i + 1}: event index ${JSON.stringify(r.i)} does not follow the run's last`);
+        // The position as the boundaries wrote it: each one's changes to the last, and lists
+        // that grew by the items written.
         run.position = { ...(run.position ?? {}), ...(r.position ?? {}) };
+        for (const [key, items] of Object.entries(r.grew ?? {})) run.position[key] = [...(Array.isArray(run.position[key]) ? run.position[key] : []), ...items];
         for (const key of r.gone ?? []) delete run.position[key];
-        run.events.push({ ...r, position: Object.keys(run.position).length === 0 ? undefined : { ...run.position } });
+        run.events.push({ ...r, ord: i, position: Object.keys(run.position).length === 0 ? undefined : { ...run.position } });
         if (r.event === 'message_end') known.push(r.message);
         break;
       default:
@@ -149,7 +175,7 @@ export function readCassette(cassette) {
     }
   }
   for (const r of runs) r.actions.sort((a, b) => a.seq - b.seq);
-  return { kind: head.kind, runs };
+  return { kind: head.kind, runs, queues };
 }
 
 /**
@@ -212,8 +238,14 @@ function playStream(recorded, taping) {
         next: async () => {
           while (records[i]?.type === 'view') i++;
           const r = records[i++];
-          if (r === undefined) return { value: undefined, done: true };
+          if (r === undefined) {
+            // The cassette ends in the middle of this response: the recording was cut off here.
+            if (taping?.responseCut(recorded.line.n) === 'cut') return NEVER();
+            return { value: undefined, done: true };
+          }
           if (r.done) return { value: undefined, done: true };
+          if (r.error !== undefined) throw new Error(r.error.message);
+          if (r.thrown !== undefined) throw r.thrown;
           if (r.step !== undefined) return undef(r.step);
           if (r.raw !== undefined) return { value: undef(r.raw), done: false };
           return { value: decodeEvent(r.event, partialState), done: false };
@@ -223,7 +255,18 @@ function playStream(recorded, taping) {
     },
     result() {
       const r = recorded.result;
-      if (r === undefined) return new Promise(() => {});
+      if (r === undefined) {
+        // The loop asks for the result only when the stream ended with `done` or `error`; a
+        // cassette without it was cut off there (or stops the replay as a divergence).
+        // A stream that ended with neither gave none either (the loop stops waiting for it).
+        if (taping === undefined || recorded.stream.some((x) => x.done === 1)) return NEVER();
+        try {
+          if (taping.responseCut(recorded.line.n) === 'cut') return NEVER();
+        } catch (error) {
+          return Promise.reject(error);
+        }
+        return NEVER();
+      }
       if (r.error !== undefined) return Promise.reject(Object.assign(new Error(r.error.message)));
       if (r.thrown !== undefined) return Promise.reject(r.thrown);
       return Promise.resolve(resolveRefs(undef(r.result), partialState));
@@ -293,14 +336,14 @@ function decodeEvent(encoded, state) {
   return event;
 }
 
-/** The steps of one replayed run, taken in the order the cassette wrote them. */
+/** The steps of one replayed run (tool calls' updates and settles, an abort), taken in the order
+ * the cassette wrote them: a step is taken, a macrotask after the last, once its call has
+ * started; steps of calls the run has not started (yet) wait without holding the others up. */
 class Schedule {
   #actions;
-  #next = 0;
   #done = new Set();
   #started = new Set();
   #waiters = new Map();
-  #idle = 0;
   #pumping = false;
   #taping;
 
@@ -313,45 +356,52 @@ class Schedule {
   started(call, perform) {
     this.#started.add(call);
     this.#waiters.set(call, perform);
+    for (const action of this.#actions) if (action.kind === 'start' && action.call === call) this.#done.add(action);
     this.pump();
   }
 
-  /** Takes the next steps whose turn has come, one a macrotask. */
+  /** The first step not taken whose turn has come: of a started call, or an abort that is due
+   * (its event reached, every call started before it started). */
+  #next() {
+    for (const action of this.#actions) {
+      if (this.#done.has(action)) continue;
+      if (action.kind === 'start') continue;
+      if (action.kind === 'abort') {
+        if (this.#abortDue(action)) return action;
+        continue;
+      }
+      if (this.#started.has(action.call)) return action;
+    }
+    return undefined;
+  }
+
+  #abortDue(action) {
+    if (this.#taping.events < action.record.at) return false;
+    return this.#actions.every((a) => a.seq > action.seq || a.kind !== 'start' || this.#done.has(a));
+  }
+
+  /** Fires a recorded abort as soon as it is due: called right after each event is delivered,
+   * before the loop goes on, where the recorded abort came from a listener. */
+  abortNow() {
+    for (const action of this.#actions) {
+      if (action.kind !== 'abort' || this.#done.has(action)) continue;
+      if (!this.#abortDue(action)) return;
+      this.#done.add(action);
+      this.#taping.fireAbort();
+    }
+  }
+
+  /** Takes the steps whose turn has come, one a macrotask. */
   pump() {
     if (this.#pumping) return;
     this.#pumping = true;
     (async () => {
       try {
         for (;;) {
-          const action = this.#actions[this.#next];
-          if (action === undefined) return;
-          if (this.#done.has(action)) {
-            this.#next++;
-            continue;
-          }
-          const ready = action.kind === 'abort'
-            ? this.#taping.events >= action.record.at
-            : this.#started.has(action.call);
-          if (action.kind === 'start' && ready) {
-            this.#done.add(action);
-            this.#next++;
-            continue;
-          }
-          if (!ready) {
-            // Waits for the run: a few macrotasks for a call to start (its hooks may await),
-            // then the step is left (the run will not ask for it, or asks for it later).
-            if (this.#idle++ > 16) {
-              this.#idle = 0;
-              this.#next++;
-              continue;
-            }
-            await macrotask();
-            continue;
-          }
-          this.#idle = 0;
           await macrotask();
+          const action = this.#next();
+          if (action === undefined) return;
           this.#done.add(action);
-          this.#next++;
           if (action.kind === 'abort') this.#taping.fireAbort();
           else this.#waiters.get(action.call)?.(action);
         }
@@ -361,9 +411,9 @@ class Schedule {
     })();
   }
 
-  /** Wakes a pump that waits for an event count. */
+  /** A new event was delivered: an abort may be due. */
   poke() {
-    this.#idle = 0;
+    this.abortNow();
     if (!this.#pumping) this.pump();
   }
 }
@@ -399,8 +449,9 @@ class PlayTaping extends Taping {
     const wrapped = super.emit(inner);
     return (event) => {
       const type = event?.type;
-      // After a cut nothing more is delivered: the recorded run delivered nothing more.
-      if (this.cut) return undefined;
+      // After a cut nothing more is delivered: the recorded run delivered nothing more. After a
+      // divergence neither: what the run does then (its abort) never happened.
+      if (this.cut || this.#player.divergence !== undefined) return undefined;
       if (type === 'message_start') this.playing?.();
       const r = wrapped(event);
       if (r != null && typeof r.then === 'function') return r.then((v) => (this.#schedule.poke(), v));
@@ -415,7 +466,14 @@ class PlayTaping extends Taping {
    * the replay stops it silently, and the next run goes on. */
   cut = false;
 
-  #miss(what, recorded, asked) {
+  /** The cassette ends inside response `n`: a cut (the run is stopped silently) or a
+   * divergence, even with `onMiss: "live"` (a response cannot go on live from its middle). */
+  responseCut(n) {
+    if (this.#miss(`the response to request ${n}`, 'no more of it', 'its next event') === 'cut') return 'cut';
+    throw this.#player.diverge(this.events, `the response to request ${n}`, 'no more of it', 'its next event');
+  }
+
+  #miss(what, recorded, asked, cause) {
     const run = this.#recorded;
     const ended = run?.events.some((e) => e.event === 'agent_end');
     const last = run?.events.length > 0 ? run.events[run.events.length - 1].i : -1;
@@ -426,7 +484,7 @@ class PlayTaping extends Taping {
       this.#player.onCut?.();
       return 'cut';
     }
-    this.#player.miss(this.events, what, recorded, asked);
+    this.#player.miss(this.events, what, recorded, asked, cause);
     return 'live';
   }
 
@@ -463,14 +521,30 @@ class PlayTaping extends Taping {
     commit();
     rec.write(asked);
     const play = async () => {
-      if (recorded.threw !== undefined) {
-        rec.write(recorded.threw);
-        if (recorded.threw.error !== undefined) throw new Error(recorded.threw.error.message);
-        throw recorded.threw.thrown;
+      const threw = recorded.threw;
+      if (threw !== undefined && threw.notStream !== undefined) {
+        // What the stream function gave that was no stream: the same kind of value again.
+        rec.write(threw);
+        return NOT_STREAMS[threw.notStream]?.(threw.value);
       }
-      return recordStreamFor(rec, playStream(recorded, this), n, this);
+      if (threw !== undefined) {
+        rec.write(threw);
+        if (threw.error !== undefined) throw new Error(threw.error.message);
+        throw threw.thrown;
+      }
+      const r = recordStream(playStream(recorded, this), rec, n, this);
+      return { [Symbol.asyncIterator]: () => r.stream[Symbol.asyncIterator](), stream: r.stream, onStep: r.onStep };
     };
-    return inner.openResponse(play, model, context, options, emit);
+    let onStep;
+    const played = async (...a) => {
+      const r = await play(...a);
+      if (r === null || typeof r !== 'object' || typeof r[Symbol.asyncIterator] !== 'function') return r;
+      onStep = r.onStep;
+      return r.stream;
+    };
+    const response = await inner.openResponse(played, model, context, options, emit);
+    if (onStep !== undefined) response.onStep = onStep;
+    return response;
   }
 
   executeTool(inner, tool, id, args, signal, onUpdate) {
@@ -538,12 +612,13 @@ class PlayTaping extends Taping {
     return super.clock(inner, kind);
   }
 
-  end() {
+  /** `outcome`: the run's messages, or what it failed with (named as the divergence's cause). */
+  end(outcome) {
     super.end();
-    if (this.#player.live || this.#recorded === undefined) return;
+    if (this.#player.live || this.#recorded === undefined || this.#player.divergence !== undefined) return;
     const asked = this.#requests;
     if (asked < this.#recorded.requests.length) {
-      this.#miss(`the run's end`, `request ${asked} and ${this.#recorded.requests.length - asked - 1} more`, 'no more requests');
+      this.#miss(`the run's end`, `request ${asked} and ${this.#recorded.requests.length - asked - 1} more`, 'no more requests', Array.isArray(outcome) ? undefined : outcome);
     }
   }
 }
@@ -559,13 +634,14 @@ function recordedMessages(requests, n) {
   return list;
 }
 
+/** What a stream function gave that was no event stream, by its kind, made again. */
+const NOT_STREAMS = {
+  undefined: () => undefined, null: () => null, number: (v) => v, string: (v) => v, boolean: (v) => v,
+  array: () => [], object: () => ({}), function: () => () => {}, bigint: () => 0n, symbol: () => Symbol('not a stream'),
+};
+
 /** A Promise that never settles: what a run cut off when recorded waits for in replay. */
 const NEVER = () => new Promise(() => {});
-
-/** The recorder's stream wrapper for a played stream (the same lines as a live one). */
-function recordStreamFor(rec, stream, n, taping) {
-  return recordStream(stream, rec, n, taping);
-}
 
 function safeJson(value) {
   try {
@@ -613,17 +689,22 @@ class Player extends Recorder {
   }
 
   /** A miss at event `index`: goes live, or stops the run with a `ReplayDivergence`. */
-  miss(index, what, recorded, asked) {
+  miss(index, what, recorded, asked, cause) {
     if (this.onMiss === 'live') {
       this.live = true;
       return;
     }
-    const error = new ReplayDivergence(index, what, recorded, asked);
+    throw this.diverge(index, what, recorded, asked, cause);
+  }
+
+  /** The divergence (the first one is kept, and stops the run). */
+  diverge(index, what, recorded, asked, cause) {
+    const error = new ReplayDivergence(index, what, recorded, asked, cause);
     if (this.divergence === undefined) {
       this.divergence = error;
       this.onAbort?.();
     }
-    throw error;
+    return error;
   }
 }
 
@@ -644,17 +725,20 @@ export async function replay(cassette, options = {}) {
   const player = new Player(tape, onMiss, onLine);
   const events = [];
   const see = (event) => {
+    // After a divergence the run only winds down (its abort): nothing of it happened.
+    if (player.divergence !== undefined) return undefined;
     events.push(event);
     return onEvent?.(event);
   };
+  const stopped = () => Object.defineProperty(player.divergence, 'events', { value: events, enumerable: false, configurable: true });
   let out;
   try {
     out = tape.kind === 'agent' ? await replayAgent(tape, player, rest, see) : await replayLoop(tape, player, rest, see);
   } catch (error) {
-    if (player.divergence !== undefined) throw Object.assign(player.divergence, { events });
+    if (player.divergence !== undefined) throw stopped();
     throw error;
   }
-  if (player.divergence !== undefined) throw Object.assign(player.divergence, { events });
+  if (player.divergence !== undefined) throw stopped();
   return { ...out, events, cassette: player };
 }
 
@@ -664,7 +748,8 @@ function modelFor(line, given, whole) {
   const m = line?.model;
   if (given != null && (m === undefined || (given.provider === m.provider && given.id === m.id && given.api === m.api))) return given;
   if (whole !== undefined) return whole;
-  return m === undefined ? given : { ...m, name: m.id, baseUrl: '', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 0, maxTokens: 0 };
+  // The cassette's model (written whole but its headers; older lines name only provider, id, api).
+  return m === undefined ? given : { name: m.id, baseUrl: '', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 0, maxTokens: 0, ...m };
 }
 
 async function replayAgent(tape, player, options, see) {
@@ -704,6 +789,8 @@ async function replayAgent(tape, player, options, see) {
     const work = line.mode === 'prompt' ? agent.prompt(structuredClone(line.prompts ?? [])) : line.mode === 'continue' ? agent.continue() : agent.resume();
     cut = (await Promise.race([work.then(() => 'done'), wasCut])) === 'cut';
   }
+  // The cassette is played: the agent's next runs are live (recorded on into the replay's).
+  player.live = true;
   return { agent, messages: agent.state.messages };
 }
 
@@ -734,13 +821,13 @@ async function replayLoop(tape, player, options, see) {
  * `{ version, messages, position, run }`, `position` undefined once the run had ended.
  */
 export function checkpointAt(cassette, at) {
-  const { line, ...point } = pointAt(readCassette(cassette), at);
+  const { line, ord, ...point } = pointAt(readCassette(cassette), at, 'checkpointAt');
   return point;
 }
 
 /** `checkpointAt` of a read cassette, with the run's start line. */
-function pointAt(tape, at) {
-  if (!Number.isInteger(at) || at < 0) throw invalid('fork: at must be an event index (an integer >= 0)');
+function pointAt(tape, at, who = 'fork') {
+  if (!Number.isInteger(at) || at < 0) throw invalid(`${who}: at must be an event index (an integer >= 0)`);
   // Events count on across runs: each run's boundaries hold the run's own indexes.
   let offset = 0;
   for (let r = 0; r < tape.runs.length; r++) {
@@ -759,9 +846,9 @@ function pointAt(tape, at) {
       position = e.position;
       event = e;
     }
-    return { version: CHECKPOINT_VERSION, messages: transcript, position: position?.at === 'done' ? undefined : position, run: r, event: event?.i === undefined ? undefined : event.i + offset, line: run.line };
+    return { version: CHECKPOINT_VERSION, messages: transcript, position: position?.at === 'done' ? undefined : position, run: r, event: event?.i === undefined ? undefined : event.i + offset, line: run.line, ord: event?.ord ?? -1 };
   }
-  throw invalid(`fork: the cassette has no event ${at}`);
+  throw invalid(`${who}: the cassette has no event ${at}`);
 }
 
 /**
@@ -775,7 +862,20 @@ export function forkSnapshot(cassette, at, change, options = {}) {
   if (tape.kind !== 'agent') throw invalid('fork: the cassette was recorded by the loop functions; fork takes an Agent\'s');
   const point = pointAt(tape, at);
   const messages = structuredClone(point.messages);
-  const steering = [];
+  // What the queues held at `at`: the messages queued up to it, less those its polls took
+  // (first in, first out). A message polled but not sent yet is in the position.
+  const held = { steering: [], followUp: [] };
+  for (const r of tape.queues) {
+    // Those written before the fork point's line (a message queued by a listener of its event
+    // comes before it; the loop's next poll after it).
+    if (!(r.ord < point.ord)) continue;
+    const list = held[r.queue];
+    if (list === undefined) continue;
+    if (r.type === 'queue') {
+      if (r.message !== undefined) list.push(r.message);
+    } else list.splice(0, Array.isArray(r.messages) ? r.messages.length : 0);
+  }
+  const steering = held.steering;
   let model = modelFor(point.line, options.initialState?.model);
   if (change != null) {
     if (typeof change !== 'object' || Array.isArray(change)) throw invalid('fork: change must be an object');
@@ -793,6 +893,8 @@ export function forkSnapshot(cassette, at, change, options = {}) {
     }
     if (change.toolResult !== undefined) {
       const { toolCallId, ...result } = change.toolResult ?? {};
+      if (result.content !== undefined && !Array.isArray(result.content)) throw invalid('fork: change.toolResult.content must be an array of content blocks');
+      if (result.isError !== undefined && typeof result.isError !== 'boolean') throw invalid('fork: change.toolResult.isError must be a boolean');
       const i = messages.findIndex((m) => m?.role === 'toolResult' && m.toolCallId === toolCallId);
       if (i < 0) throw invalid(`fork: no result of tool call ${brief(toolCallId)} at event ${at}`);
       messages[i] = { ...messages[i], ...result };
@@ -810,7 +912,7 @@ export function forkSnapshot(cassette, at, change, options = {}) {
   return {
     version: CHECKPOINT_VERSION, messages, model, thinkingLevel: point.line.reasoning ?? 'off',
     steeringMode: options.steeringMode ?? 'one-at-a-time', followUpMode: options.followUpMode ?? 'one-at-a-time',
-    steering, followUps: [], discardedUsage: [],
+    steering, followUps: held.followUp, discardedUsage: [],
     ...(position === undefined ? {} : { position }),
   };
 }

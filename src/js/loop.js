@@ -67,13 +67,26 @@ class Response {
     this.#emit = emit;
   }
 
+  /** A recording's reader of each step, at the moment the loop reads it (tape.js). */
+  onStep;
+
   async next() {
     // The hot path: one iteration per streamed delta. Fields are read into locals once.
     const iterator = this.#iterator;
     const emit = this.#emit;
     const started = this.#started;
     for (;;) {
-      const step = await iterator.next();
+      let step;
+      if (this.onStep === undefined) step = await iterator.next();
+      else {
+        try {
+          step = await iterator.next();
+        } catch (error) {
+          this.onStep(undefined, error);
+          throw error;
+        }
+        this.onStep(step);
+      }
       // As `for await` in pi: a result that is no object, or an event that is none, rejects
       // the run (skipping either would spin forever on a stream that keeps giving them).
       if (step === null || typeof step !== 'object') throw new TypeError(`Iterator result ${String(step)} is not an object`);
@@ -1044,6 +1057,9 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
     } catch (error) {
       return Promise.reject(error);
     }
+    if (taping === null || typeof taping !== 'object' || typeof taping.emit !== 'function' || typeof taping.glue !== 'function' || typeof taping.streamFn !== 'function' || typeof taping.end !== 'function') {
+      return Promise.reject(invalidInput('config.record must be a Recorder (pi-agent-wasm/cassette)'));
+    }
     sink = taping.emit(sink);
   }
   let disarm;
@@ -1067,9 +1083,9 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   // Side chains: the caller's Promise is `run` itself, settling when it did before.
   if (disarm !== undefined) run.then(disarm, disarm);
   if (taping !== undefined) {
-    const end = () => {
+    const end = (outcome) => {
       try {
-        taping.end();
+        taping.end(outcome);
       } catch {
         // A replay's miss at the run's end: its player keeps it.
       }

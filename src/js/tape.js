@@ -4,6 +4,8 @@
 // itself through what `begin` returns: responses, tool calls, queue polls, the clock and an abort.
 // Kept apart from cassette.js (replay and fork) so the main entry carries only this part.
 
+import { envApiKey } from './env-keys.js';
+
 /** The format of cassettes. */
 export const CASSETTE_VERSION = 1;
 
@@ -249,6 +251,9 @@ class PartialDiff {
   #argText = [];
 }
 
+/** The shortest value `secret` keeps out of a cassette. */
+const MIN_SECRET = 12;
+
 /** Up to this many characters of streamed arguments, a call's arguments are written whole
  * when they change; past it they are rebuilt on replay from the deltas. */
 const ARGS_WHOLE = 4096;
@@ -311,20 +316,31 @@ export class Recorder {
     return this.#lines.length === 0 ? '' : `${this.#lines.join('\n')}\n`;
   }
 
-  /** Keeps `value` (an API key) out of every line written from now on. */
+  /** Keeps `value` (an API key) out of every line written from now on: each occurrence is
+   * written as `[redacted]`. A value shorter than 12 characters is no secret (a placeholder
+   * such as "none" or "ollama") and is left as it is. */
   secret(value) {
-    if (typeof value === 'string' && value.length >= 4) this.#secrets.add(value);
+    if (typeof value === 'string' && value.length >= MIN_SECRET) this.#secrets.add(value);
   }
+
+  /** What `onLine` threw or rejected with, each as its message (the recording goes on). */
+  failures = [];
 
   /** A pending entry as its line: a record, a record with JSON texts to add (`[record, raw]`),
    * or a line made already; with the secrets cut out. */
   #text(entry) {
     let line;
-    if (typeof entry === 'string') line = entry;
-    else if (Array.isArray(entry)) {
-      line = JSON.stringify(entry[0]);
-      for (const key of Object.keys(entry[1])) line = `${line.slice(0, -1)},${JSON.stringify(key)}:${entry[1][key]}}`;
-    } else line = JSON.stringify(entry);
+    try {
+      if (typeof entry === 'string') line = entry;
+      else if (Array.isArray(entry)) {
+        line = JSON.stringify(entry[0]);
+        for (const key of Object.keys(entry[1])) line = `${line.slice(0, -1)},${JSON.stringify(key)}:${entry[1][key]}}`;
+      } else line = JSON.stringify(entry);
+    } catch (error) {
+      // Never thrown into the run: the line says what could not be written.
+      const record = Array.isArray(entry) ? entry[0] : entry;
+      line = JSON.stringify({ type: 'unrecordable', of: String(record?.type), why: error instanceof Error ? error.message : String(error) });
+    }
     for (const secret of this.#secrets) {
       const escaped = JSON.stringify(secret).slice(1, -1);
       if (line.includes(escaped)) line = line.split(escaped).join('[redacted]');
@@ -342,10 +358,14 @@ export class Recorder {
   #emitLine(line) {
     this.#lines.push(line);
     if (this.#onLine !== undefined) {
+      const failed = (error) => this.failures.push(error instanceof Error ? error.message : String(error));
       try {
-        this.#onLine(line);
-      } catch {
+        const r = this.#onLine(line);
+        // Not awaited (lines come in order, each at once); a rejection is kept, not thrown.
+        if (r != null && typeof r.then === 'function') r.then(undefined, failed);
+      } catch (error) {
         // The recording goes on; the line is in `lines`.
+        failed(error);
       }
     }
   }
@@ -371,6 +391,18 @@ export class Recorder {
   /** Writes a record whose values may change later: its line is made now. */
   writeNow(record) {
     this.#add(JSON.stringify(record));
+  }
+
+  /** Events delivered across all runs recorded (a fork's `at` counts them so). */
+  eventTotal = 0;
+
+  /** A message queued on the agent (its `steer` or `followUp`), with the event it came after:
+   * a fork knows what its queues held there. */
+  queued(queue, message) {
+    const why = {};
+    const text = jsonOf(message, why);
+    if (text === undefined) this.write({ type: 'queue', queue, at: this.eventTotal, unrecordable: why.text });
+    else this.write({ type: 'queue', queue, at: this.eventTotal }, { message: text });
   }
 
   /** The next number in the run's order of tool calls' steps. */
@@ -423,12 +455,15 @@ export class Recorder {
     if (context.systemPrompt !== undefined) line.systemPrompt = context.systemPrompt;
     line.messages = this.messagesDelta(Array.isArray(context.messages) ? context.messages : []);
     const model = run.config?.model;
-    if (model != null && typeof model === 'object') line.model = { provider: model.provider, id: model.id, api: model.api };
+    // The whole model (a replay and a fork run with it), but its headers (a gateway's token).
+    if (model != null && typeof model === 'object') line.model = keyFree({ model }).model;
     const reasoning = run.config?.reasoning;
     if (typeof reasoning === 'string') line.reasoning = reasoning;
     const raw = {};
     if (run.prompts !== undefined) raw.prompts = jsonOf(run.prompts, {}) ?? 'null';
     if (run.position !== undefined) raw.position = jsonOf(keyFree(run.position), {}) ?? 'null';
+    if (line.model !== undefined) raw.model = jsonOf(line.model, {}) ?? 'null';
+    delete line.model;
     this.write(line, raw);
     this.#active += 1;
     return this.taping(run);
@@ -482,6 +517,7 @@ export class Taping {
   emit(inner) {
     return (event) => {
       const index = this.events++;
+      this.recorder.eventTotal++;
       const type = event?.type;
       const reading = this.reading;
       // A message_update is delivered as its event is read; a message_start after the loop
@@ -499,44 +535,49 @@ export class Taping {
     };
   }
 
+  /** The last position's keys: each value's JSON text, or a list's items' texts. */
   #position = new Map();
-  #positionText;
 
   /** The line of an event boundary: the position as what changed since the last one
-   * (`position`: its keys that changed, `gone`: those it lost). */
+   * (`position`: its keys that changed, `gone`: those it lost, `grew`: lists that only had
+   * items appended, as those items), made text at once. */
   boundary(index, event) {
     const line = { type: 'event', i: index, event: event?.type };
+    const raw = {};
     const at = keyFree(this.run.where?.());
-    const whole = at !== null && typeof at === 'object' ? jsonOf(at, {}) : undefined;
-    if (whole !== undefined && whole === this.#positionText) {
-      // Unchanged since the last boundary.
-    } else if (at !== null && typeof at === 'object') {
-      this.#positionText = whole;
-      const changed = {};
-      let any = false;
+    if (at !== null && typeof at === 'object') {
+      const changed = [];
+      const grew = [];
       const seen = new Set();
       for (const key of Object.keys(at)) {
         seen.add(key);
-        const text = jsonOf(at[key], {});
+        const value = at[key];
+        if (Array.isArray(value)) {
+          const items = value.map((v) => jsonOf(v, {}) ?? 'null');
+          const was = this.#position.get(key);
+          if (Array.isArray(was) && items.length >= was.length && was.every((t, i) => t === items[i])) {
+            if (items.length > was.length) grew.push(`${JSON.stringify(key)}:[${items.slice(was.length).join(',')}]`);
+          } else changed.push(`${JSON.stringify(key)}:[${items.join(',')}]`);
+          this.#position.set(key, items);
+          continue;
+        }
+        const why = {};
+        const text = jsonOf(value, why) ?? JSON.stringify({ $unrecordable: why.text ?? 'undefined' });
         if (this.#position.get(key) === text) continue;
         this.#position.set(key, text);
-        changed[key] = at[key];
-        any = true;
+        changed.push(`${JSON.stringify(key)}:${text}`);
       }
       const gone = [...this.#position.keys()].filter((k) => !seen.has(k));
       for (const k of gone) this.#position.delete(k);
-      if (any) line.position = changed;
+      if (changed.length > 0) raw.position = `{${changed.join(',')}}`;
+      if (grew.length > 0) raw.grew = `{${grew.join(',')}}`;
       if (gone.length > 0) line.gone = gone;
     } else if (this.#position.size > 0) {
       line.gone = [...this.#position.keys()];
       this.#position.clear();
-      this.#positionText = undefined;
     }
-    if (event?.type === 'message_end') {
-      this.recorder.write(line, { message: this.recorder.knows(event.message) });
-      return;
-    }
-    this.recorder.write(line);
+    if (event?.type === 'message_end') raw.message = this.recorder.knows(event.message);
+    this.recorder.write(line, raw);
   }
 
   /** Routes the run's inputs through the recorder: `own` is the run's glue (pending.js). */
@@ -581,12 +622,15 @@ export class Taping {
     const n = rec.nextRequest();
     try {
       rec.secret(options?.apiKey);
+      // A key the built-in stream takes from the environment when none is given.
+      if (options?.apiKey === undefined) rec.secret(envApiKey(model?.provider).apiKey);
     } catch {
       // An options object whose read throws: the stream function meets it too.
     }
     const asked = this.request(n, model, context);
     asked.commit();
     rec.write(asked.line);
+    let onStep;
     const recorded = async (m, c, o) => {
       let stream;
       try {
@@ -595,9 +639,13 @@ export class Taping {
         rec.write({ type: 'response', n, ...thrownOf(error) });
         throw error;
       }
-      return recordStream(stream, rec, n, this);
+      const r = recordStream(stream, rec, n, this);
+      onStep = r.onStep;
+      return r.stream;
     };
-    return inner.openResponse(recorded, model, context, options, emit);
+    const response = await inner.openResponse(recorded, model, context, options, emit);
+    if (onStep !== undefined) response.onStep = onStep;
+    return response;
   }
 
   executeTool(inner, tool, id, args, signal, onUpdate) {
@@ -628,7 +676,8 @@ export class Taping {
       (result) => {
         const w = {};
         const text = jsonOf(result, w);
-        if (text === undefined) settle({ unrecordable: w.text ?? 'undefined' });
+        if (result === undefined) settle({ result: { $undefined: 1 } });
+        else if (text === undefined) settle({ unrecordable: w.text ?? 'undefined' });
         else settle({}, { result: text });
         return result;
       },
@@ -656,8 +705,8 @@ export class Taping {
       const messages = await f.apply(this, a);
       const why = {};
       const text = jsonOf(messages, why);
-      if (text === undefined) rec.write({ type: 'poll', queue, unrecordable: why.text });
-      else rec.write({ type: 'poll', queue }, { messages: text });
+      if (text === undefined) rec.write({ type: 'poll', queue, at: rec.eventTotal, unrecordable: why.text });
+      else rec.write({ type: 'poll', queue, at: rec.eventTotal }, { messages: text });
       return messages;
     };
   }
@@ -685,37 +734,51 @@ function flat(record) {
   return true;
 }
 
-/** A response stream whose events and result are written as they are read. */
+/** A response stream, recorded: `stream` is it with its result written when the loop reads it;
+ * `onStep` (set on the loop's reader of it, loop.js `Response`) writes each step as the loop
+ * reads it, in the same tick, so the partial is written as the loop's copy of it is made. */
 export function recordStream(stream, rec, n, taping) {
-  const iterate = stream?.[Symbol.asyncIterator];
-  if (typeof iterate !== 'function') return stream;
-  const iterator = iterate.call(stream);
+  let iterate;
+  try {
+    iterate = stream?.[Symbol.asyncIterator];
+  } catch {
+    // Read again by the loop, which names the failure.
+  }
+  if (typeof iterate !== 'function') {
+    // No event stream: the loop fails the run on it; a replay gives back the same kind of value.
+    const kind = stream === null ? 'null' : Array.isArray(stream) ? 'array' : typeof stream;
+    rec.write({ type: 'response', n, notStream: kind, ...(typeof stream === 'number' || typeof stream === 'string' || typeof stream === 'boolean' ? { value: stream } : {}) });
+    return { stream, onStep: undefined };
+  }
   const diff = new PartialDiff();
   if (taping !== undefined) taping.reading = { n, diff };
+  const onStep = (step, error) => {
+    if (error !== undefined || step === undefined) {
+      if (error !== undefined) {
+        // The stream failed (its `fail`): a replay's stream fails there with the same message.
+        rec.write({ type: 'stream', n, ...thrownOf(error) });
+        return;
+      }
+    }
+    if (step === null || typeof step !== 'object') {
+      rec.writeNow({ type: 'stream', n, step: step === undefined ? { $undefined: 1 } : step });
+    } else if (step.done) {
+      rec.write({ type: 'stream', n, done: 1 });
+    } else {
+      const event = step.value;
+      if (event === null || typeof event !== 'object') rec.writeNow({ type: 'stream', n, raw: event === undefined ? { $undefined: 1 } : event });
+      else {
+        const encoded = diff.encode(event);
+        // A delta's fields are strings and numbers: made text later. Whole blocks and
+        // messages may change after this event: made text now.
+        if (flat(encoded) && (encoded.p === undefined || flat(encoded.p))) rec.write({ type: 'stream', n, event: encoded });
+        else rec.writeNow({ type: 'stream', n, event: encoded });
+      }
+    }
+  };
   const recorded = {
     [Symbol.asyncIterator]() {
-      return {
-        next: async () => {
-          const step = await iterator.next();
-          if (step === null || typeof step !== 'object') {
-            rec.writeNow({ type: 'stream', n, step: step === undefined ? { $undefined: 1 } : step });
-          } else if (step.done) {
-            rec.write({ type: 'stream', n, done: 1 });
-          } else {
-            const event = step.value;
-            if (event === null || typeof event !== 'object') rec.writeNow({ type: 'stream', n, raw: event === undefined ? { $undefined: 1 } : event });
-            else {
-              const encoded = diff.encode(event);
-              // A delta's fields are strings and numbers: made text later. Whole blocks and
-              // messages may change after this event: made text now.
-              if (flat(encoded) && (encoded.p === undefined || flat(encoded.p))) rec.write({ type: 'stream', n, event: encoded });
-              else rec.writeNow({ type: 'stream', n, event: encoded });
-            }
-          }
-          return step;
-        },
-        return: (value) => (typeof iterator.return === 'function' ? iterator.return(value) : Promise.resolve({ value, done: true })),
-      };
+      return iterate.call(stream);
     },
     result() {
       let result;
@@ -737,5 +800,5 @@ export function recordStream(stream, rec, n, taping) {
       );
     },
   };
-  return recorded;
+  return { stream: recorded, onStep };
 }

@@ -292,3 +292,164 @@ test('a process killed inside a tool, and the one that resumed it, wrote one cas
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// ---- Found by an outside tester (each failed before its fix) ----
+
+/** A short recorded run: two parallel calls (one reporting progress), then an answer. */
+async function shortRun(extra = {}) {
+  const recorder = new Recorder(extra.recorder);
+  const agent = new Agent({ initialState: { model, tools: tools() }, streamFn: (m, c, o) => scriptedStream(m, { ...c, messages: [...c.messages, ...Array(Math.max(0, TURNS - 2)).fill({ role: 'assistant', content: [] })] }, o), record: recorder, ...extra.agent });
+  const delivered = [];
+  agent.subscribe((e) => { delivered.push(JSON.parse(JSON.stringify(e))); return extra.listener?.(e, agent); });
+  await agent.prompt('go');
+  return { recorder, delivered, agent };
+}
+
+test('a cassette cut at any line replays to an end: the same events, a divergence or a refusal, never a wait forever', { timeout: 120000 }, async () => {
+  const { recorder } = await shortRun();
+  const lines = recorder.lines;
+  const outcomes = new Map();
+  for (let cut = 1; cut < lines.length; cut++) {
+    const outcome = await replay(lines.slice(0, cut), { initialState: { tools: untouchable }, streamFn: noModel }).then(() => 'replayed', (e) => e.code ?? String(e));
+    outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+  }
+  assert.deepEqual([...outcomes.keys()].filter((k) => !['replayed', 'replay_divergence', 'invalid_input'].includes(k)), [], JSON.stringify([...outcomes]));
+  assert.ok(outcomes.get('replay_divergence') > lines.length / 2, JSON.stringify([...outcomes]));
+});
+
+test('results JSON cannot hold (a BigInt, a cycle, undefined) change nothing in the live run, and the cassette stays readable', async () => {
+  const cycle = {};
+  cycle.self = cycle;
+  for (const details of [{ n: 10n }, cycle]) {
+    for (const onLine of [undefined, () => {}]) {
+      const odd = { name: 'odd', label: 'odd', description: 'odd', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'ok' }], details }) };
+      const stream = (m, c) => {
+        const s = createAssistantMessageEventStream();
+        const first = !c.messages.some((x) => x.role === 'toolResult');
+        queueMicrotask(() => {
+          const partial = { role: 'assistant', api: 'scripted', provider: 'scripted', model: 'scripted', usage: usage(1), content: first ? [{ type: 'toolCall', id: 'o1', name: 'odd', arguments: {} }] : [{ type: 'text', text: 'done' }], stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
+          s.push({ type: 'start', partial });
+          s.push({ type: 'done', reason: partial.stopReason, message: partial });
+        });
+        return s;
+      };
+      const recorder = new Recorder({ onLine });
+      const agent = new Agent({ initialState: { model, tools: [odd] }, streamFn: stream, record: recorder });
+      await agent.prompt('go');
+      assert.equal(agent.state.messages.at(-1).stopReason, 'stop');
+      assert.ok(agent.state.messages.some((m) => m.role === 'toolResult' && m.toolCallId === 'o1'));
+      const text = recorder.toString();
+      assert.ok(readCassette(text).runs.length === 1);
+      const error = await replay(text, { initialState: { tools: [{ ...odd, execute: () => assert.fail('ran') }] }, streamFn: noModel }).then(() => undefined, (e) => e);
+      assert.equal(error?.code, 'replay_divergence');
+      assert.match(error.message, /a value JSON cannot hold/);
+    }
+  }
+  // undefined: an error result in the run, the same one replayed.
+  const none = { name: 'none', label: 'none', description: 'none', parameters: { type: 'object' }, execute: async () => undefined };
+  const { recorder, delivered } = await shortRun({ agent: { initialState: { model, tools: [...tools(), none] } } });
+  const got = await replayed(recorder.toString(), { initialState: { tools: [...untouchable, { ...none, execute: () => assert.fail('ran') }] }, streamFn: noModel });
+  assert.deepEqual(got.seen, delivered);
+});
+
+test('onLine is not awaited: what it throws or rejects with is kept in failures, never unhandled', async () => {
+  const unhandled = [];
+  const listen = (e) => unhandled.push(e);
+  process.on('unhandledRejection', listen);
+  try {
+    let n = 0;
+    const recorder = new Recorder({ onLine: () => (++n % 2 ? Promise.reject(new Error('disk full')) : (() => { throw new Error('no space'); })()) });
+    const agent = new Agent({ initialState: { model, tools: tools() }, streamFn: scriptedStream, record: recorder });
+    agent.subscribe((e) => { if (e.type === 'turn_end') agent.abort(); });
+    await agent.prompt('go');
+    await new Promise((r) => setTimeout(r, 20));
+    assert.ok(agent.state.messages.some((m) => m.role === 'toolResult'), 'the run went on');
+    assert.ok(recorder.failures.includes('disk full') && recorder.failures.includes('no space'));
+    assert.equal(recorder.failures.length, recorder.lines.length);
+  } finally {
+    process.off('unhandledRejection', listen);
+  }
+  assert.deepEqual(unhandled, []);
+});
+
+test('an abort from a listener at tool_execution_start, a stream function that gives no stream, and a stream that fails replay as delivered', async () => {
+  const aborted = await shortRun({ listener: (e, agent) => { if (e.type === 'tool_execution_start') agent.abort(); } });
+  assert.equal(aborted.agent.state.messages.at(-1).stopReason, 'aborted');
+  assert.deepEqual((await replayed(aborted.recorder.toString(), { initialState: { tools: untouchable }, streamFn: noModel })).seen, aborted.delivered);
+  for (const give of [() => undefined, () => 42, () => {
+    const s = createAssistantMessageEventStream();
+    queueMicrotask(() => {
+      s.push({ type: 'start', partial: { role: 'assistant', content: [], api: 'x', provider: 'x', model: 'x', usage: usage(0), stopReason: 'stop', timestamp: 1 } });
+      s.fail(new Error('the stream broke'));
+    });
+    return s;
+  }]) {
+    const recorder = new Recorder();
+    const events = [];
+    const failed = await runAgentLoop([{ role: 'user', content: 'go', timestamp: 1 }], { messages: [] }, { model, convertToLlm: (m) => m, record: recorder }, (e) => { events.push(JSON.parse(JSON.stringify(e))); }, undefined, give).then(() => undefined, (e) => e);
+    const seen = [];
+    const again = await replay(recorder.toString(), { config: { convertToLlm: (m) => m }, streamFn: noModel, onEvent: (e) => { seen.push(JSON.parse(JSON.stringify(e))); } }).then(() => undefined, (e) => e);
+    assert.equal(again?.message, failed?.message);
+    assert.deepEqual(seen, events);
+  }
+});
+
+test('many parallel calls: the cassette grows by the same bytes a call (the position lists written as what was appended)', async () => {
+  const perCall = async (calls) => {
+    const recorder = new Recorder();
+    const stream = (m, c) => {
+      const s = createAssistantMessageEventStream();
+      const first = !c.messages.some((x) => x.role === 'toolResult');
+      queueMicrotask(() => {
+        const content = first ? Array.from({ length: calls }, (_, i) => ({ type: 'toolCall', id: `p${i}`, name: 'fast', arguments: { turn: i } })) : [{ type: 'text', text: 'done' }];
+        const partial = { role: 'assistant', api: 'scripted', provider: 'scripted', model: 'scripted', usage: usage(1), content, stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
+        s.push({ type: 'start', partial });
+        s.push({ type: 'done', reason: partial.stopReason, message: partial });
+      });
+      return s;
+    };
+    const agent = new Agent({ initialState: { model, tools: tools() }, streamFn: stream, record: recorder });
+    await agent.prompt('go');
+    return recorder.toString().length / calls;
+  };
+  const [a, b] = [await perCall(20), await perCall(80)];
+  assert.ok(b / a < 1.3, `${a.toFixed(0)} B a call with 20 calls, ${b.toFixed(0)} with 80`);
+});
+
+test('redaction: a key of 12 characters or more is cut everywhere; a short placeholder key is no secret and nothing is mangled', async () => {
+  // Placeholder keys that are also words of the cassette (a provider's name, a field's): the
+  // replay is the run.
+  for (const key of ['ollama', 'scripted', 'content', 'assistant']) {
+    const { recorder, delivered } = await shortRun({ agent: { getApiKey: () => key } });
+    const got = await replayed(recorder.toString(), { initialState: { tools: untouchable }, streamFn: noModel });
+    assert.deepEqual(got.seen, delivered, key);
+  }
+  // A real key, echoed into the conversation (here by the user): cut from every line.
+  const key = 'sk-long-secret-123';
+  const recorder = new Recorder();
+  const agent = new Agent({ initialState: { model, tools: tools() }, streamFn: scriptedStream, getApiKey: () => key, record: recorder });
+  agent.subscribe((e) => { if (e.type === 'turn_end') agent.abort(); });
+  await agent.prompt(`my key is ${key}`);
+  const text = recorder.toString();
+  assert.ok(!text.includes(key) && text.includes('my key is [redacted]'));
+});
+
+test('after a divergence nothing more is delivered; the replayed agent goes on live afterwards; a sequential replay of a parallel run ends', async () => {
+  const { recorder, delivered } = await shortRun();
+  const seen = [];
+  const transformContext = (messages) => (messages.some((m) => m.role === 'toolResult') ? [...messages, { role: 'user', content: 'x', timestamp: 0 }] : messages);
+  const error = await replay(recorder.toString(), { initialState: { tools: untouchable }, streamFn: noModel, transformContext, onEvent: (e) => { seen.push(e.type); } }).then(() => undefined, (e) => e);
+  assert.equal(error?.code, 'replay_divergence');
+  assert.equal(seen.length, error.index, 'only the events before the divergence');
+  assert.equal(Object.keys(error).includes('events'), false, 'events is not printed with the error');
+  assert.deepEqual(error.events.map((e) => e.type), seen);
+  // The replay's agent takes a new prompt live, and its cassette records it.
+  const got = await replay(recorder.toString(), { initialState: { tools: tools() }, streamFn: scriptedStream });
+  await got.agent.prompt('and again');
+  assert.equal(got.agent.state.messages.at(-1).role, 'assistant');
+  assert.deepEqual(readCassette(got.cassette.toString()).runs.map((r) => r.line.mode), ['prompt', 'prompt']);
+  // Sequential execution of calls recorded in parallel: an end (here a divergence on durations).
+  const sequential = await replay(recorder.toString(), { initialState: { tools: untouchable }, streamFn: noModel, toolExecution: 'sequential' }).then(() => 'replayed', (e) => e.code);
+  assert.ok(['replayed', 'replay_divergence'].includes(sequential));
+  assert.ok(delivered.length > 0);
+});
