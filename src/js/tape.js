@@ -32,6 +32,14 @@ function jsonOf(value, why) {
   }
 }
 
+/** Whether two models are the same one: id, provider, API, base URL, name and limits. */
+function sameModel(a, b) {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  return a.id === b.id && a.provider === b.provider && a.api === b.api && a.baseUrl === b.baseUrl && a.name === b.name &&
+    a.contextWindow === b.contextWindow && a.maxTokens === b.maxTokens && a.reasoning === b.reasoning;
+}
+
 /** A position as the cassette holds it: its model without `headers`, which may carry a
  * gateway's token (a fork or a replay takes the model with its headers from its options). */
 function keyFree(position) {
@@ -537,6 +545,8 @@ export class Taping {
 
   /** The last position's keys: each value's JSON text, or a list's items' texts. */
   #position = new Map();
+  /** The last position's model. */
+  #model;
 
   /** The line of an event boundary: the position as what changed since the last one
    * (`position`: its keys that changed, `gone`: those it lost, `grew`: lists that only had
@@ -561,8 +571,12 @@ export class Taping {
           this.#position.set(key, items);
           continue;
         }
+        // The run's model is written once: a position names the same model at every event
+        // (known by its id, provider, api and base URL) unless a hook changed it.
+        if (key === 'model' && sameModel(value, this.#model)) continue;
         const why = {};
         const text = jsonOf(value, why) ?? JSON.stringify({ $unrecordable: why.text ?? 'undefined' });
+        if (key === 'model') this.#model = value;
         if (this.#position.get(key) === text) continue;
         this.#position.set(key, text);
         changed.push(`${JSON.stringify(key)}:${text}`);
