@@ -11,7 +11,7 @@
  *
  * @module pi-agent-wasm/cassette
  */
-import type { Agent, AgentEvent, AgentMessage, AgentOptions, AgentLoopConfig, AgentContext, AgentSnapshot, Model, RunRecorder, StreamFn, ToolResultMessage } from "./index.js";
+import type { Agent, AgentEvent, AgentMessage, AgentOptions, AgentLoopConfig, AgentContext, AgentSnapshot, CheckpointPosition, LoopCheckpoint, Model, RunRecorder, StreamFn, ToolResultMessage } from "./index.js";
 
 /** The version of the cassette format this package writes and reads. */
 export const CASSETTE_VERSION: 1;
@@ -31,8 +31,10 @@ export class Recorder implements RunRecorder {
   readonly lines: string[];
   /** The cassette as text: one JSON value a line, each ending in a newline. */
   toString(): string;
-  /** Keeps `value` (a secret) out of every line written from now on. */
+  /** Keeps `value` (a secret of 12 characters or more) out of every line written from now on. */
   secret(value: string): void;
+  /** What `onLine` threw or rejected with, each as its message (the recording went on). */
+  readonly failures: string[];
   /** Called by the loop at the start of each run. */
   begin(run: unknown): unknown;
 }
@@ -116,15 +118,14 @@ export function forkSnapshot(
   options?: Pick<AgentOptions, "initialState" | "steeringMode" | "followUpMode">,
 ): AgentSnapshot;
 
-/** The checkpoint a cassette holds at event `at` (its last event boundary at or before it). */
-export function checkpointAt(cassette: Cassette, at: number): {
-  version: 1;
-  messages: AgentMessage[];
+/** The checkpoint a cassette holds at event `at` (its last event boundary at or before it), for
+ * `runAgentLoopResume` (when `position` is there) or an `Agent`'s `restore`. */
+export function checkpointAt(cassette: Cassette, at: number): Omit<LoopCheckpoint, "position"> & {
   /** Where the run stood; `undefined` once it had ended. */
-  position?: unknown;
+  position?: CheckpointPosition;
   /** The run it belongs to (0 for the first). */
   run: number;
-  /** The event the checkpoint was written after. */
+  /** The event the checkpoint was written after (counted across the cassette's runs). */
   event?: number;
 };
 
