@@ -896,8 +896,15 @@ export function forkSnapshot(cassette, at, change, options = {}) {
       if (result.content !== undefined && !Array.isArray(result.content)) throw invalid('fork: change.toolResult.content must be an array of content blocks');
       if (result.isError !== undefined && typeof result.isError !== 'boolean') throw invalid('fork: change.toolResult.isError must be a boolean');
       const i = messages.findIndex((m) => m?.role === 'toolResult' && m.toolCallId === toolCallId);
-      if (i < 0) throw invalid(`fork: no result of tool call ${brief(toolCallId)} at event ${at}`);
-      messages[i] = { ...messages[i], ...result };
+      // A call that ended and whose result message is not in the transcript yet: its result in
+      // the position.
+      const ended = Array.isArray(point.position?.ended) ? point.position.ended.findIndex((e) => e?.id === toolCallId) : -1;
+      if (i >= 0) messages[i] = { ...messages[i], ...result };
+      else if (ended >= 0) {
+        const { isError, ...fields } = result;
+        const entry = point.position.ended[ended];
+        point.position = { ...point.position, ended: point.position.ended.map((e, k) => (k === ended ? { ...entry, result: { ...entry.result, ...fields }, ...(isError === undefined ? {} : { isError }) } : e)) };
+      } else throw invalid(`fork: no result of tool call ${brief(toolCallId)} at event ${at}`);
     }
     if (change.steer !== undefined) {
       if (change.steer === null || typeof change.steer !== 'object' || typeof change.steer.role !== 'string') throw invalid('fork: change.steer must be a message');

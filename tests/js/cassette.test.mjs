@@ -193,6 +193,9 @@ test('fork with a change: another tool result, an edited message, an added steer
   const changed = await fork(text, { at: at + 3, change: { toolResult: { toolCallId: 'call-1-1', content: [{ type: 'text', text: 'CHANGED' }] } } }, { initialState: { tools: tools() }, streamFn: scriptedStream });
   const result = changed.messages.find((m) => m.role === 'toolResult' && m.toolCallId === 'call-1-1');
   assert.equal(result.content[0].text, 'CHANGED');
+  // At the call's tool_execution_end itself, before its result message: the result in the position.
+  const early = await fork(text, { at, change: { toolResult: { toolCallId: 'call-1-1', content: [{ type: 'text', text: 'EARLY' }] } } }, { initialState: { tools: tools() }, streamFn: scriptedStream });
+  assert.equal(early.messages.find((m) => m.role === 'toolResult' && m.toolCallId === 'call-1-1').content[0].text, 'EARLY');
   assert.equal(changed.messages.at(-1).role, 'assistant');
   assert.equal(changed.events[0].type === 'agent_start', false, 'a forked run goes on; it does not start again');
 
