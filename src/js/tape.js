@@ -115,6 +115,8 @@ class PartialDiff {
   /** The event to write: `partial` becomes `p` (the changes), and a field that is the partial,
    * or one of its blocks, is written as a reference to it. */
   encode(event) {
+    const fast = this.#grown(event);
+    if (fast !== undefined) return fast;
     const out = {};
     const partial = event.partial;
     for (const key of Object.keys(event)) {
@@ -140,8 +142,49 @@ class PartialDiff {
     return Object.keys(p).length === 0 ? undefined : p;
   }
 
+  /** Streamed deltas since the last whole comparison. */
+  #sinceFull = 0;
+  /** The partial's usage and stop reason at the last whole comparison. */
+  #usage;
+  #stopReason;
+
+  /**
+   * The common case at a few comparisons: a text or thinking delta that grew its block by
+   * exactly the delta (or left it as it was: the stream is ahead), with the same partial,
+   * blocks, usage and stop reason as before (and the event no other fields). Every 32nd delta,
+   * and any other event, is compared whole: a change elsewhere in the partial between two
+   * deltas (a stream's own, not pi-ai's) is written at most 32 deltas late.
+   */
+  #grown(event) {
+    const field = GROWS[event.type];
+    if (field === undefined || this.#sinceFull >= 32) return undefined;
+    const partial = event.partial;
+    if (partial !== this.#partial || partial === null || typeof partial !== 'object') return undefined;
+    const content = partial.content;
+    const i = event.contentIndex;
+    if (!Array.isArray(content) || content.length !== this.#contentLength) return undefined;
+    const known = this.#blocks[i];
+    const block = content[i];
+    if (known === undefined || known.block !== block || block === null || typeof block !== 'object') return undefined;
+    const delta = event.delta, v = block[field], was = known.copy[field];
+    // Grown by the delta, or (the stream ahead of the loop, the text whole already) not at all.
+    const same = v === was;
+    if (typeof delta !== 'string' || typeof v !== 'string' || typeof was !== 'string' || (!same && (v.length !== was.length + delta.length || !v.endsWith(delta)))) return undefined;
+    if (partial.stopReason !== this.#stopReason || !same2(partial.usage, this.#usage)) return undefined;
+    let keys = 0;
+    for (const _ in event) keys++;
+    if (keys !== 4) return undefined;
+    this.#sinceFull++;
+    if (same) return { type: event.type, contentIndex: i, delta, p: {} };
+    known.copy[field] = v;
+    return { type: event.type, contentIndex: i, delta, p: { blocks: [[i, { grow: field }]] } };
+  }
+
   #diff(event, partial) {
     const p = {};
+    this.#sinceFull = 0;
+    this.#usage = copy2(partial.usage);
+    this.#stopReason = partial.stopReason;
     if (partial !== this.#partial) {
       // Another object: written whole.
       this.#partial = partial;
