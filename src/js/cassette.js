@@ -160,15 +160,24 @@ export function readCassette(cassette) {
         run.actions.push({ seq: r.seq, kind: 'abort', record: r });
         break;
       case 'event':
-        if (!Number.isInteger(r.i) || r.i < 0 || (run.events.length > 0 && r.i <= run.events[run.events.length - 1].i)) throw invalid(`cassette record ${i + 1}: event index ${JSON.stringify(r.i)} does not follow the run's last`);
+      case 'position': {
+        const last = run.events.length > 0 ? run.events[run.events.length - 1].i : -1;
+        // A position line (a tool about to run) belongs to the last event: its index may repeat.
+        if (!Number.isInteger(r.i) || r.i < (r.type === 'position' ? -1 : 0) || (r.type === 'event' ? r.i <= last : r.i < last)) throw invalid(`cassette record ${i + 1}: event index ${JSON.stringify(r.i)} does not follow the run's last`);
         // The position as the boundaries wrote it: each one's changes to the last, and lists
         // that grew by the items written.
         run.position = { ...(run.position ?? {}), ...(r.position ?? {}) };
         for (const [key, items] of Object.entries(r.grew ?? {})) run.position[key] = [...(Array.isArray(run.position[key]) ? run.position[key] : []), ...items];
         for (const key of r.gone ?? []) delete run.position[key];
-        run.events.push({ ...r, ord: i, position: Object.keys(run.position).length === 0 ? undefined : { ...run.position } });
+        const entry = { ...r, ord: i, position: Object.keys(run.position).length === 0 ? undefined : { ...run.position } };
+        if (r.type === 'position' && run.events.length > 0 && run.events[run.events.length - 1].i === r.i) {
+          // The event's own entry now stands where its tool is about to run (its message kept).
+          const previous = run.events[run.events.length - 1];
+          run.events[run.events.length - 1] = { ...previous, position: entry.position, ord: i };
+        } else run.events.push(entry);
         if (r.event === 'message_end') known.push(r.message);
         break;
+      }
       default:
         // A record of a later version's kind: not needed to replay.
         break;

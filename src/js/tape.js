@@ -596,6 +596,21 @@ export class Taping {
    * items appended, as those items), made text at once. */
   boundary(index, event) {
     const line = { type: 'event', i: index, event: event?.type };
+    const raw = this.#positionDelta(line);
+    if (event?.type === 'message_end') raw.message = this.recorder.knows(event.message);
+    this.recorder.write(line, raw);
+  }
+
+  /** The position right before a tool runs (its call is then executing): a fork after this
+   * point knows the call may have run. Written with the index of the last event. */
+  executing() {
+    const line = { type: 'position', i: this.events - 1 };
+    const raw = this.#positionDelta(line);
+    if (raw.position !== undefined || raw.grew !== undefined || line.gone !== undefined) this.recorder.write(line, raw);
+  }
+
+  /** The position's changes since the last written, into `line` (`gone`) and the raw texts. */
+  #positionDelta(line) {
     const raw = {};
     const at = keyFree(this.run.where?.());
     if (at !== null && typeof at === 'object') {
@@ -633,8 +648,7 @@ export class Taping {
       line.gone = [...this.#position.keys()];
       this.#position.clear();
     }
-    if (event?.type === 'message_end') raw.message = this.recorder.knows(event.message);
-    this.recorder.write(line, raw);
+    return raw;
   }
 
   /** Routes the run's inputs through the recorder: `own` is the run's glue (pending.js). */
@@ -710,6 +724,7 @@ export class Taping {
     const why = {};
     const argsText = jsonOf(args, why);
     const name = typeof tool?.name === 'string' ? tool.name : undefined;
+    this.executing();
     if (argsText === undefined) rec.write({ type: 'tool', id, name, seq: rec.nextSeq(), unrecordable: why.text });
     else rec.write({ type: 'tool', id, name, seq: rec.nextSeq() }, { args: argsText });
     const update = typeof onUpdate === 'function'

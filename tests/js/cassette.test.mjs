@@ -187,6 +187,18 @@ test('fork at every event of a short run continues to the same end, running noth
   }
 });
 
+test('fork while a tool runs: the call is known to have maybe run, so onInterruptedToolCall decides it', async () => {
+  const text = reference.recorder.toString();
+  const at = reference.events.findIndex((e) => e.type === 'tool_execution_update');
+  const asked = [];
+  const ran = [];
+  const f = await fork(text, { at }, { initialState: { tools: tools(ran) }, streamFn: scriptedStream, onInterruptedToolCall: (context) => { asked.push(context.toolCall.id); return { content: [{ type: 'text', text: 'decided' }], details: {} }; } });
+  const id = reference.events[at].toolCallId;
+  assert.ok(asked.includes(id), `asked about ${asked.join(',')}`);
+  assert.ok(!ran.includes(id));
+  assert.equal(f.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id).content[0].text, 'decided');
+});
+
 test('fork with a change: another tool result, an edited message, an added steering message, another model', async () => {
   const text = reference.recorder.toString();
   const at = reference.events.findIndex((e) => e.type === 'tool_execution_end' && e.toolCallId === 'call-1-1');
