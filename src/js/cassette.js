@@ -8,7 +8,7 @@
 import { Agent } from './agent.js';
 import { runAgentLoop, runAgentLoopContinue, runAgentLoopResume, CHECKPOINT_VERSION } from './loop.js';
 import { ToolArguments } from './streaming-json.js';
-import { Recorder, Taping, CASSETTE_VERSION, macrotask, recordStream } from './tape.js';
+import { Recorder, Taping, CASSETTE_VERSION, macrotask, recordStream, openRecorded } from './tape.js';
 
 export { Recorder, CASSETTE_VERSION };
 
@@ -529,31 +529,20 @@ class PlayTaping extends Taping {
     rec.nextRequest();
     commit();
     rec.write(asked);
-    const play = async () => {
+    return openRecorded(inner, async () => {
       const threw = recorded.threw;
       if (threw !== undefined && threw.notStream !== undefined) {
         // What the stream function gave that was no stream: the same kind of value again.
         rec.write(threw);
-        return NOT_STREAMS[threw.notStream]?.(threw.value);
+        return { stream: NOT_STREAMS[threw.notStream]?.(threw.value), onStep: undefined };
       }
       if (threw !== undefined) {
         rec.write(threw);
         if (threw.error !== undefined) throw new Error(threw.error.message);
         throw threw.thrown;
       }
-      const r = recordStream(playStream(recorded, this), rec, n, this);
-      return { [Symbol.asyncIterator]: () => r.stream[Symbol.asyncIterator](), stream: r.stream, onStep: r.onStep };
-    };
-    let onStep;
-    const played = async (...a) => {
-      const r = await play(...a);
-      if (r === null || typeof r !== 'object' || typeof r[Symbol.asyncIterator] !== 'function') return r;
-      onStep = r.onStep;
-      return r.stream;
-    };
-    const response = await inner.openResponse(played, model, context, options, emit);
-    if (onStep !== undefined) response.onStep = onStep;
-    return response;
+      return recordStream(playStream(recorded, this), rec, n, this);
+    }, model, context, options, emit);
   }
 
   executeTool(inner, tool, id, args, signal, onUpdate) {

@@ -701,8 +701,7 @@ export class Taping {
     const asked = this.request(n, model, context);
     asked.commit();
     rec.write(asked.line);
-    let onStep;
-    const recorded = async (m, c, o) => {
+    return openRecorded(inner, async (m, c, o) => {
       let stream;
       try {
         stream = await streamFn(m, c, o);
@@ -710,13 +709,8 @@ export class Taping {
         rec.write({ type: 'response', n, ...thrownOf(error) });
         throw error;
       }
-      const r = recordStream(stream, rec, n, this);
-      onStep = r.onStep;
-      return r.stream;
-    };
-    const response = await inner.openResponse(recorded, model, context, options, emit);
-    if (onStep !== undefined) response.onStep = onStep;
-    return response;
+      return recordStream(stream, rec, n, this);
+    }, model, context, options, emit);
   }
 
   executeTool(inner, tool, id, args, signal, onUpdate) {
@@ -793,6 +787,20 @@ export class Taping {
     if (this.#onAbort !== undefined) this.run.signal.removeEventListener?.('abort', this.#onAbort);
     this.recorder.end();
   }
+}
+
+/** Opens a response through the loop's `openResponse` (`inner`) with the stream `make` gives
+ * as `recordStream` does (`{ stream, onStep }`), and has the loop's reader of it record each
+ * step. */
+export async function openRecorded(inner, make, model, context, options, emit) {
+  let onStep;
+  const response = await inner.openResponse(async (m, c, o) => {
+    const r = await make(m, c, o);
+    onStep = r.onStep;
+    return r.stream;
+  }, model, context, options, emit);
+  if (onStep !== undefined) response.onStep = onStep;
+  return response;
 }
 
 /** Whether each field of `record` is a string, a number, a boolean or null, or (`del`) a list
