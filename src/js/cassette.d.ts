@@ -85,6 +85,9 @@ export interface ReplayResult {
   cassette: Recorder;
   /** The agent that ran (for an `Agent`'s cassette). */
   agent?: Agent;
+  /** The cassette ends inside its last run (its process died there, or it was cut): the
+   * replay delivered what that run delivered, up to there. */
+  cut?: true;
 }
 
 /** Replays a cassette offline: the same events, timestamps included. Hooks and listeners run
@@ -135,7 +138,8 @@ export interface CassetteSummary {
   kind: "agent" | "loop";
   /** How each run started. */
   runs: Array<"prompt" | "continue" | "resume">;
-  /** Each request: its model and the names of the tools it offered. */
+  /** Each request: its model, and the names of the tools in its `context.tools` (an `Agent`
+   * declares its tools in the system message instead). */
   requests: Array<{ model?: { provider: string; id: string; api: string }; tools?: string[] }>;
   /** Each tool call, with its result or the message of what it threw. */
   toolCalls: Array<{ id: string; name: string; args?: unknown; result?: unknown; error?: string }>;

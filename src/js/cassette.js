@@ -101,7 +101,7 @@ export function readCassette(cassette) {
     if (r.type === 'run') {
       const messages = applyDelta(known, r.messages, `cassette record ${i + 1}`);
       known = messages.slice();
-      run = { line: r, messages, requests: [], tools: new Map(), actions: [], polls: { steering: [], followUp: [] }, clocks: [[], []], events: [], known: [] };
+      run = { line: r, messages, requests: [], tools: new Map(), actions: [], polls: { steering: [], followUp: [] }, clocks: [[], []], events: [], known: [], ended: false, lastEvent: -1, updatesAfter: 0 };
       runs.push(run);
       continue;
     }
@@ -119,6 +119,8 @@ export function readCassette(cassette) {
       case 'stream':
       case 'view':
       case 'result': {
+        // A streamed update the loop delivered (a message_update).
+        if (r.type === 'stream' && UPDATE_TYPES.has(r.event?.type)) run.updatesAfter++;
         const request = run.requests[r.n];
         if (request === undefined) throw invalid(`cassette record ${i + 1}: ${r.type} of request ${JSON.stringify(r.n)}, which the run has not made`);
         if (r.type === 'response') request.threw = r;
@@ -140,7 +142,10 @@ export function readCassette(cassette) {
         const list = run.tools.get(r.id);
         const call = list?.findLast((c) => c.settle === undefined) ?? list?.[list.length - 1];
         if (call === undefined) break;
-        if (r.type === 'update') call.updates.push(r);
+        if (r.type === 'update') {
+          call.updates.push(r);
+          run.updatesAfter++;
+        }
         else call.settle = r;
         run.actions.push({ seq: r.seq, kind: r.type, call, record: r });
         break;
@@ -155,12 +160,26 @@ export function readCassette(cassette) {
       case 'clock':
         run.clocks[r.kind === 1 ? 1 : 0].push(r.value);
         break;
+      case 'end':
+        run.ended = true;
+        break;
+      case 'emit':
+        // An event being delivered (its listeners ran, or were running when the process died).
+        if (Number.isInteger(r.i) && r.i > run.lastEvent) {
+          run.lastEvent = r.i;
+          run.updatesAfter = 0;
+        }
+        break;
       case 'abort':
         run.abort ??= r;
         run.actions.push({ seq: r.seq, kind: 'abort', record: r });
         break;
       case 'event':
       case 'position': {
+        if (r.type === 'event' && r.i > run.lastEvent) {
+          run.lastEvent = r.i;
+          run.updatesAfter = 0;
+        }
         const last = run.events.length > 0 ? run.events[run.events.length - 1].i : -1;
         // A position line (a tool about to run) belongs to the last event: its index may repeat.
         if (!Number.isInteger(r.i) || r.i < (r.type === 'position' ? -1 : 0) || (r.type === 'event' ? r.i <= last : r.i < last)) throw invalid(`cassette record ${i + 1}: event index ${JSON.stringify(r.i)} does not follow the run's last`);
@@ -183,7 +202,12 @@ export function readCassette(cassette) {
         break;
     }
   }
-  for (const r of runs) r.actions.sort((a, b) => a.seq - b.seq);
+  for (const r of runs) {
+    r.actions.sort((a, b) => a.seq - b.seq);
+    // A run cut off (no `end`): how many events its process had delivered, as the cassette
+    // shows them: up to its last event line, and each streamed or tool update written after it.
+    if (!r.ended) r.delivered = r.lastEvent + 1 + r.updatesAfter;
+  }
   return { kind: head.kind, runs, queues };
 }
 
@@ -218,6 +242,9 @@ export function summarize(cassette) {
   }
   return { kind: tape.kind, runs: tape.runs.map((r) => r.line.mode), requests, toolCalls, polls, aborted, messages };
 }
+
+/** The stream events the loop delivers as `message_update`s. */
+const UPDATE_TYPES = new Set(['text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end', 'toolcall_start', 'toolcall_delta', 'toolcall_end']);
 
 /** `before` with its first `delta.keep` messages kept and `delta.add` appended. */
 function applyDelta(before, delta, where) {
@@ -361,6 +388,19 @@ class Schedule {
     this.#taping = taping;
   }
 
+  /** The steps of `call` taken inside its `execute` call when recorded (marked `sync`), in
+   * order; they are done now and are not taken again. */
+  syncSteps(call) {
+    const out = [];
+    for (const action of this.#actions) {
+      if (action.call !== call || this.#done.has(action) || action.kind === 'start') continue;
+      if (action.record?.sync !== 1) break;
+      this.#done.add(action);
+      out.push(action);
+    }
+    return out;
+  }
+
   /** A recorded call the run started now: its steps may be taken. */
   started(call, perform) {
     this.#started.add(call);
@@ -461,6 +501,12 @@ class PlayTaping extends Taping {
       // After a cut nothing more is delivered: the recorded run delivered nothing more. After a
       // divergence neither: what the run does then (its abort) never happened.
       if (this.cut || this.#player.divergence !== undefined) return undefined;
+      // A cut run delivers what its process delivered, no more.
+      const run = this.#recorded;
+      if (run !== undefined && !run.ended && run.delivered !== undefined && this.events >= run.delivered && !this.#player.live && this.#player.onMiss !== 'live') {
+        this.#cutNow();
+        return undefined;
+      }
       if (type === 'message_start') this.playing?.();
       const r = wrapped(event);
       if (r != null && typeof r.then === 'function') return r.then((v) => (this.#schedule.poke(), v));
@@ -478,23 +524,47 @@ class PlayTaping extends Taping {
   /** The cassette ends inside response `n`: a cut (the run is stopped silently) or a
    * divergence, even with `onMiss: "live"` (a response cannot go on live from its middle). */
   responseCut(n) {
-    if (this.#miss(`the response to request ${n}`, 'no more of it', 'its next event') === 'cut') return 'cut';
+    if (this.#miss(`the response to request ${n}`, 'no more of it', 'its next event', undefined, true) === 'cut') return 'cut';
     throw this.#player.diverge(this.events, `the response to request ${n}`, 'no more of it', 'its next event');
   }
 
-  #miss(what, recorded, asked, cause) {
+  #miss(what, recorded, asked, cause, absent = false) {
     const run = this.#recorded;
-    const ended = run?.events.some((e) => e.event === 'agent_end');
-    const last = run?.events.length > 0 ? run.events[run.events.length - 1].i : -1;
-    if (!this.#player.live && run !== undefined && !ended && this.events > last && this.#player.resumesNext()) {
-      this.cut = true;
-      // The run is over for the recorder: the next one may begin.
-      Taping.prototype.end.call(this);
-      this.#player.onCut?.();
+    if (!this.#player.live && this.#player.onMiss !== 'live' && run !== undefined && !run.ended && absent) {
+      // A run its process did not finish: what it asked for then never came. The replay
+      // stops it where its process stopped delivering (or, should it stall before, there).
+      this.#stallWatch();
       return 'cut';
     }
     this.#player.miss(this.events, what, recorded, asked, cause);
     return 'live';
+  }
+
+  /** Stops the run silently (a cut: see `#miss`). */
+  #cutNow() {
+    if (this.cut) return;
+    this.cut = true;
+    this.release();
+    this.#player.onCut?.();
+  }
+
+  #watching = false;
+  /** A cut run waiting on what never came: cut once no event came for 64 macrotasks. */
+  #stallWatch() {
+    if (this.#watching) return;
+    this.#watching = true;
+    (async () => {
+      let seen = this.events, idle = 0;
+      while (!this.cut && idle < 64) {
+        await macrotask();
+        if (this.events === seen) idle++;
+        else {
+          seen = this.events;
+          idle = 0;
+        }
+      }
+      this.#cutNow();
+    })();
   }
 
   async openResponse(inner, streamFn, model, context, options, emit) {
@@ -503,7 +573,7 @@ class PlayTaping extends Taping {
     const recorded = this.#recorded?.requests[n];
     const { line: asked, keep, added, texts, commit } = this.request(n, model, context);
     if (recorded === undefined) {
-      if (this.#miss(`request ${n}`, 'no more requests', added.length > 0 ? JSON.parse(added[added.length - 1]) : asked.model) === 'cut') return NEVER();
+      if (this.#miss(`request ${n}`, 'no more requests', added.length > 0 ? JSON.parse(added[added.length - 1]) : asked.model, undefined, true) === 'cut') return NEVER();
       return super.openResponse(inner, streamFn, model, context, options, emit);
     }
     const r = recorded.line;
@@ -552,17 +622,48 @@ class PlayTaping extends Taping {
     const call = list[used];
     const name = tool?.name;
     let differs;
-    if (call === undefined) differs = [`tool call ${id} (${name})`, 'no such call', { id, name, args }];
+    let absent = false;
+    if (call === undefined) {
+      differs = [`tool call ${id} (${name})`, 'no such call', { id, name, args }];
+      absent = true;
+    }
     else if (call.line.name !== name) differs = [`tool call ${id}`, call.line.name, name];
     else if (call.line.args !== undefined && JSON.stringify(call.line.args) !== safeJson(args)) differs = [`the arguments of tool call ${id} (${name})`, call.line.args, args];
     else if (call.line.unrecordable !== undefined || call.settle?.unrecordable !== undefined) differs = [`tool call ${id} (${name})`, `a value JSON cannot hold (${call.line.unrecordable ?? call.settle.unrecordable})`, 'its result'];
-    else if (call.settle === undefined) differs = [`tool call ${id} (${name})`, 'no result (the recording ended while it ran)', 'its result'];
+    else if (call.updates.some((u) => u.unrecordable !== undefined)) differs = [`tool call ${id} (${name})`, `an update JSON cannot hold (${call.updates.find((u) => u.unrecordable !== undefined).unrecordable})`, 'its updates'];
+
     if (differs !== undefined) {
-      if (this.#miss(...differs) === 'cut') return NEVER();
+      if (this.#miss(...differs, undefined, absent) === 'cut') return NEVER();
       return super.executeTool(inner, tool, id, args, signal, onUpdate);
     }
     this.#calls.set(id, used + 1);
-    const played = (_tool, _id, _args, _signal, update) => new Promise((resolve, reject) => {
+    // A call with no result: the run ended without waiting for it (a listener failed the run
+    // meanwhile), or its process died while it ran. Its recorded updates play; it never settles.
+    if (call.settle === undefined && !this.#recorded.ended) this.#stallWatch();
+    const played = (_tool, _id, _args, _signal, update) => {
+      // What the tool did inside its `execute` call, done inside this one: its first updates,
+      // a synchronous throw.
+      for (const action of this.#schedule.syncSteps(call)) {
+        if (action.kind === 'update') {
+          try {
+            update?.(undef(structuredClone(action.record.partial)));
+          } catch {
+            // As in the recorded run, which went on.
+          }
+        } else {
+          const s = action.record;
+          if (s.error !== undefined) throw new Error(s.error.message);
+          if (s.thrown !== undefined) throw s.thrown;
+        }
+      }
+      return this.#playCall(call, update);
+    };
+    return super.executeTool({ ...inner, executeTool: played }, tool, id, args, signal, onUpdate);
+  }
+
+  /** A recorded call's result, its later steps taken in the recorded order. */
+  #playCall(call, update) {
+    return new Promise((resolve, reject) => {
       this.#schedule.started(call, (action) => {
         if (action.kind === 'update') {
           try {
@@ -578,7 +679,6 @@ class PlayTaping extends Taping {
         else resolve(undef(structuredClone(s.result)));
       });
     });
-    return super.executeTool({ ...inner, executeTool: played }, tool, id, args, signal, onUpdate);
   }
 
   hook(inner, config, name) {
@@ -593,7 +693,7 @@ class PlayTaping extends Taping {
       if (!self.#player.live) {
         const r = polls[self.#polls[queue]++];
         if (r !== undefined && r.unrecordable === undefined) return structuredClone(r.messages);
-        if (self.#miss(`a ${queue} poll`, r === undefined ? 'no more polls' : `a value JSON cannot hold (${r.unrecordable})`, 'its messages') === 'cut') return NEVER();
+        if (self.#miss(`a ${queue} poll`, r === undefined ? 'no more polls' : `a value JSON cannot hold (${r.unrecordable})`, 'its messages', undefined, r === undefined) === 'cut') return NEVER();
       }
       return real.apply(this, a);
     };
@@ -637,6 +737,9 @@ const NOT_STREAMS = {
   undefined: () => undefined, null: () => null, number: (v) => v, string: (v) => v, boolean: (v) => v,
   array: () => [], object: () => ({}), function: () => () => {}, bigint: () => 0n, symbol: () => Symbol('not a stream'),
 };
+
+/** What a replayed loop run resolves with when it was cut off (tape.js). */
+const CUT = Symbol('cut');
 
 /** A Promise that never settles: what a run cut off when recorded waits for in replay. */
 const NEVER = () => new Promise(() => {});
@@ -737,7 +840,7 @@ export async function replay(cassette, options = {}) {
     throw error;
   }
   if (player.divergence !== undefined) throw stopped();
-  return { ...out, events, cassette: player };
+  return { ...out, events, cassette: player, ...(player.cut ? { cut: true } : {}) };
 }
 
 /** The model a run used, as far as the cassette knows it: the options' model when it is the
@@ -787,6 +890,8 @@ async function replayAgent(tape, player, options, see) {
     const work = line.mode === 'prompt' ? agent.prompt(structuredClone(line.prompts ?? [])) : line.mode === 'continue' ? agent.continue() : agent.resume();
     cut = (await Promise.race([work.then(() => 'done'), wasCut])) === 'cut';
   }
+  // The cassette ends inside its last run: its process died there (or it was cut).
+  player.cut = cut;
   // The cassette is played: the agent's next runs are live (recorded on into the replay's).
   player.live = true;
   return { agent, messages: agent.state.messages };
@@ -805,10 +910,18 @@ async function replayLoop(tape, player, options, see) {
     const config = { ...(options.config ?? {}), record: player };
     config.model = modelFor(line, config.model);
     if (line.reasoning !== undefined) config.reasoning = line.reasoning;
-    let got;
-    if (line.mode === 'prompt') got = await runAgentLoop(structuredClone(line.prompts ?? []), context, config, see, controller.signal, options.streamFn);
-    else if (line.mode === 'continue') got = await runAgentLoopContinue(context, config, see, controller.signal, options.streamFn);
-    else got = await runAgentLoopResume({ version: CHECKPOINT_VERSION, messages: context.messages, position: line.position }, context, config, see, controller.signal, options.streamFn);
+    const wasCut = new Promise((resolve) => {
+      player.onCut = () => resolve(CUT);
+    });
+    const work = line.mode === 'prompt' ? runAgentLoop(structuredClone(line.prompts ?? []), context, config, see, controller.signal, options.streamFn)
+      : line.mode === 'continue' ? runAgentLoopContinue(context, config, see, controller.signal, options.streamFn)
+        : runAgentLoopResume({ version: CHECKPOINT_VERSION, messages: context.messages, position: line.position }, context, config, see, controller.signal, options.streamFn);
+    const got = await Promise.race([work, wasCut]);
+    if (got === CUT) {
+      player.cut = true;
+      continue;
+    }
+    player.cut = false;
     messages.push(...got);
   }
   return { messages };

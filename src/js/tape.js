@@ -577,6 +577,9 @@ export class Taping {
         const p = reading.diff.view();
         if (p !== undefined) this.recorder.writeNow({ type: 'view', n: reading.n, p });
       }
+      // Before an event that moves the run, its `emit` line: a process that dies while its
+      // listeners run has delivered it (its boundary line comes after them).
+      if (!UPDATES.has(type)) this.recorder.write({ type: 'emit', i: index });
       const r = inner(event);
       if (UPDATES.has(type)) return r;
       const write = () => this.boundary(index, event);
@@ -721,22 +724,28 @@ export class Taping {
     this.executing();
     if (argsText === undefined) rec.write({ type: 'tool', id, name, seq: rec.nextSeq(), unrecordable: why.text });
     else rec.write({ type: 'tool', id, name, seq: rec.nextSeq() }, { args: argsText });
+    // Steps taken inside the `execute` call itself (an update the tool sends before it first
+    // awaits, a synchronous throw) are marked `sync`: a replay takes them inside the call too.
+    let inCall = true;
+    const sync = () => (inCall ? { sync: 1 } : {});
     const update = typeof onUpdate === 'function'
       ? (partial) => {
         const w = {};
         const text = jsonOf(partial, w);
-        if (text === undefined) rec.write({ type: 'update', id, seq: rec.nextSeq(), unrecordable: w.text });
-        else rec.write({ type: 'update', id, seq: rec.nextSeq() }, { partial: text });
+        if (text === undefined) rec.write({ type: 'update', id, seq: rec.nextSeq(), ...sync(), unrecordable: w.text });
+        else rec.write({ type: 'update', id, seq: rec.nextSeq(), ...sync() }, { partial: text });
         return onUpdate(partial);
       }
       : onUpdate;
-    const settle = (outcome, raw) => rec.write({ type: 'settle', id, seq: rec.nextSeq(), ...outcome }, raw);
+    const settle = (outcome, raw) => rec.write({ type: 'settle', id, seq: rec.nextSeq(), ...sync(), ...outcome }, raw);
     let returned;
     try {
       returned = inner.executeTool(tool, id, args, signal, update);
     } catch (error) {
       settle(thrownOf(error));
       throw error;
+    } finally {
+      inCall = false;
     }
     return Promise.resolve(returned).then(
       (result) => {
@@ -783,7 +792,14 @@ export class Taping {
     return value;
   }
 
+  /** The run settled: its `end` line (a run without one was cut off: its process died). */
   end() {
+    this.recorder.write({ type: 'end' });
+    this.release();
+  }
+
+  /** The run is over for the recorder: the next one may begin. */
+  release() {
     if (this.#onAbort !== undefined) this.run.signal.removeEventListener?.('abort', this.#onAbort);
     this.recorder.end();
   }
