@@ -1066,6 +1066,8 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   try {
     disarm = boundAwaits(id, signal, graceOf(abortGraceMs));
   } catch (error) {
+    // Refused before it ran: the recorder may record the next run.
+    taping?.release();
     return Promise.reject(error);
   }
   const watched = watchRun(sink, mode === 'resume' ? resumedRun(context.messages, position) : undefined);
