@@ -6,11 +6,25 @@
 // `fork` starts a run again at any recorded event from the position the cassette holds there,
 // with one change, without running what came before.
 import { Agent } from './agent.js';
-import { runAgentLoop, runAgentLoopContinue, runAgentLoopResume, CHECKPOINT_VERSION } from './loop.js';
+import { runAgentLoop, runAgentLoopContinue, runAgentLoopResume, CHECKPOINT_VERSION, UPDATE_KINDS } from './loop.js';
 import { ToolArguments } from './streaming-json.js';
-import { Recorder, Taping, CASSETTE_VERSION, macrotask, recordStream, openRecorded } from './tape.js';
+import { Recorder, Taping, CASSETTE_VERSION, recordStream, openRecorded } from './tape.js';
 
 export { Recorder, CASSETTE_VERSION };
+
+/** A macrotask: what a replayed settle waits for, so the run takes each input as it came. */
+const macrotask = typeof setImmediate === 'function'
+  ? () => new Promise((resolve) => setImmediate(resolve))
+  : typeof MessageChannel === 'function'
+    ? () => new Promise((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        channel.port1.close();
+        resolve();
+      };
+      channel.port2.postMessage(0);
+    })
+    : () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** An `invalid_input` error (docs/errors.md). */
 function invalid(message) {
@@ -120,7 +134,7 @@ export function readCassette(cassette) {
       case 'view':
       case 'result': {
         // A streamed update the loop delivered (a message_update).
-        if (r.type === 'stream' && UPDATE_TYPES.has(r.event?.type)) run.updatesAfter++;
+        if (r.type === 'stream' && UPDATE_KINDS.has(r.event?.type)) run.updatesAfter++;
         const request = run.requests[r.n];
         if (request === undefined) throw invalid(`cassette record ${i + 1}: ${r.type} of request ${JSON.stringify(r.n)}, which the run has not made`);
         if (r.type === 'response') request.threw = r;
@@ -243,9 +257,6 @@ export function summarize(cassette) {
   return { kind: tape.kind, runs: tape.runs.map((r) => r.line.mode), requests, toolCalls, polls, aborted, messages };
 }
 
-/** The stream events the loop delivers as `message_update`s. */
-const UPDATE_TYPES = new Set(['text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end', 'toolcall_start', 'toolcall_delta', 'toolcall_end']);
-
 /** `before` with its first `delta.keep` messages kept and `delta.add` appended. */
 function applyDelta(before, delta, where) {
   if (delta === null || typeof delta !== 'object' || !Number.isInteger(delta.keep) || !Array.isArray(delta.add)) throw invalid(`${where}: messages is not a delta`);
@@ -293,17 +304,18 @@ function playStream(recorded, taping) {
       const r = recorded.result;
       if (r === undefined) {
         // The loop asks for the result only when the stream ended with `done` or `error`; a
-        // cassette without it was cut off there (or stops the replay as a divergence).
-        // A stream that ended with neither gave none either (the loop stops waiting for it).
-        if (taping === undefined || recorded.stream.some((x) => x.done === 1)) return NEVER();
-        try {
-          if (taping.responseCut(recorded.line.n) === 'cut') return NEVER();
-        } catch (error) {
-          return Promise.reject(error);
+        // cassette without it was cut off there (or stops the replay as a divergence). A
+        // stream that ended with neither gave none either (the loop stops waiting for it).
+        if (taping !== undefined && !recorded.stream.some((x) => x.done === 1)) {
+          try {
+            taping.responseCut(recorded.line.n);
+          } catch (error) {
+            return Promise.reject(error);
+          }
         }
         return NEVER();
       }
-      if (r.error !== undefined) return Promise.reject(Object.assign(new Error(r.error.message)));
+      if (r.error !== undefined) return Promise.reject(new Error(r.error.message));
       if (r.thrown !== undefined) return Promise.reject(r.thrown);
       return Promise.resolve(resolveRefs(undef(r.result), partialState));
     },
@@ -377,6 +389,10 @@ function decodeEvent(encoded, state) {
  * started; steps of calls the run has not started (yet) wait without holding the others up. */
 class Schedule {
   #actions;
+  /** The recorded aborts, apart: checked after every event. */
+  #aborts;
+  /** Where the first step not taken is: the scans start there (each step is passed once). */
+  #first = 0;
   #done = new Set();
   #started = new Set();
   #waiters = new Map();
@@ -385,14 +401,21 @@ class Schedule {
 
   constructor(actions, taping) {
     this.#actions = actions;
+    this.#aborts = actions.filter((a) => a.kind === 'abort');
     this.#taping = taping;
+  }
+
+  /** The steps from the first not taken on. */
+  *#open() {
+    while (this.#first < this.#actions.length && this.#done.has(this.#actions[this.#first])) this.#first++;
+    for (let i = this.#first; i < this.#actions.length; i++) yield this.#actions[i];
   }
 
   /** The steps of `call` taken inside its `execute` call when recorded (marked `sync`), in
    * order; they are done now and are not taken again. */
   syncSteps(call) {
     const out = [];
-    for (const action of this.#actions) {
+    for (const action of this.#open()) {
       if (action.call !== call || this.#done.has(action) || action.kind === 'start') continue;
       if (action.record?.sync !== 1) break;
       this.#done.add(action);
@@ -405,14 +428,14 @@ class Schedule {
   started(call, perform) {
     this.#started.add(call);
     this.#waiters.set(call, perform);
-    for (const action of this.#actions) if (action.kind === 'start' && action.call === call) this.#done.add(action);
+    for (const action of this.#open()) if (action.kind === 'start' && action.call === call) this.#done.add(action);
     this.pump();
   }
 
   /** The first step not taken whose turn has come: of a started call, or an abort that is due
    * (its event reached, every call started before it started). */
   #next() {
-    for (const action of this.#actions) {
+    for (const action of this.#open()) {
       if (this.#done.has(action)) continue;
       if (action.kind === 'start') continue;
       if (action.kind === 'abort') {
@@ -432,8 +455,8 @@ class Schedule {
   /** Fires a recorded abort as soon as it is due: called right after each event is delivered,
    * before the loop goes on, where the recorded abort came from a listener. */
   abortNow() {
-    for (const action of this.#actions) {
-      if (action.kind !== 'abort' || this.#done.has(action)) continue;
+    for (const action of this.#aborts) {
+      if (this.#done.has(action)) continue;
       if (!this.#abortDue(action)) return;
       this.#done.add(action);
       this.#taping.fireAbort();

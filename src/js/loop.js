@@ -488,6 +488,8 @@ const RECORD_KINDS = ['text_start', 'text_delta', 'text_end', 'thinking_start', 
 /** Each name of `list` by its index. */
 const indexes = (list) => Object.freeze(Object.fromEntries(list.map((name, i) => [name, i])));
 const R = indexes(RECORD_KINDS);
+/** The stream events the loop delivers as `message_update`s (the first nine kinds). */
+export const UPDATE_KINDS = new Set(RECORD_KINDS.slice(0, R.set_meta));
 
 /** Per JS partial of a built-in response: the glue's own references to its blocks (as a
  * provider keeps them, so a sink that replaces `partial.content` breaks nothing), each tool

@@ -5,12 +5,10 @@
 // Kept apart from cassette.js (replay and fork) so the main entry carries only this part.
 
 import { envApiKey } from './env-keys.js';
+import { UNTRACKED } from './loop.js';
 
 /** The format of cassettes. */
 export const CASSETTE_VERSION = 1;
-
-/** The events after which the loop's position is written (not a streamed or a tool's update). */
-const UPDATES = new Set(['message_update', 'tool_execution_update']);
 
 /** `{ message }` of an Error (or `{ thrown }`, the text pi's loop makes of any other value). */
 export function thrownOf(error) {
@@ -100,14 +98,17 @@ function same2(value, copy) {
 /** The text field each streamed delta appends to. */
 const GROWS = { text_delta: 'text', thinking_delta: 'thinking' };
 
+/** A block to write whole (PartialDiff). */
+const WHOLE = Symbol('whole');
+
+/** Whether the text `v` is `was` with `delta` appended. */
+const grewBy = (v, was, delta) => typeof v === 'string' && typeof was === 'string' && typeof delta === 'string' && v.length === was.length + delta.length && v.endsWith(delta);
+
 /**
  * A streamed response's events, written compactly: each event's own fields, and its partial as
  * what changed since the last event (a delta's text is not written twice; a block that ended
  * is written whole). Linear in the response, and a few comparisons an event.
  */
-/** A block to write whole (PartialDiff). */
-const WHOLE = Symbol('whole');
-
 class PartialDiff {
   #blocks = [];
   #partial;
@@ -169,7 +170,7 @@ class PartialDiff {
     const delta = event.delta, v = block[field], was = known.copy[field];
     // Grown by the delta, or (the stream ahead of the loop, the text whole already) not at all.
     const same = v === was;
-    if (typeof delta !== 'string' || typeof v !== 'string' || typeof was !== 'string' || (!same && (v.length !== was.length + delta.length || !v.endsWith(delta)))) return undefined;
+    if (typeof delta !== 'string' || typeof v !== 'string' || (!same && !grewBy(v, was, delta))) return undefined;
     if (partial.stopReason !== this.#stopReason || !same2(partial.usage, this.#usage)) return undefined;
     let keys = 0;
     for (const _ in event) keys++;
@@ -277,7 +278,7 @@ class PartialDiff {
       const v = block[key], was = copy[key];
       if (v === was) continue;
       if (v !== null && typeof v === 'object' && was !== null && typeof was === 'object' && same2(v, was)) continue;
-      if (key === grows && delta !== undefined && typeof v === 'string' && typeof was === 'string' && v.length === was.length + delta.length && v.endsWith(delta)) {
+      if (key === grows && grewBy(v, was, delta)) {
         (diff ??= {}).grow = key;
       } else if (typeof v === 'string' && typeof was === 'string' && v.length > was.length && v.startsWith(was)) {
         // Grown by more than this event's delta: the stream had gone on (events it pushed
@@ -308,20 +309,6 @@ const MIN_SECRET = 12;
 /** Up to this many characters of streamed arguments, a call's arguments are written whole
  * when they change; past it they are rebuilt on replay from the deltas. */
 const ARGS_WHOLE = 4096;
-
-/** A macrotask: what a replayed settle waits for, so the run takes each input as it came. */
-export const macrotask = typeof setImmediate === 'function'
-  ? () => new Promise((resolve) => setImmediate(resolve))
-  : typeof MessageChannel === 'function'
-    ? () => new Promise((resolve) => {
-      const channel = new MessageChannel();
-      channel.port1.onmessage = () => {
-        channel.port1.close();
-        resolve();
-      };
-      channel.port2.postMessage(0);
-    })
-    : () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /**
  * Records runs into a cassette: versioned JSON lines, append-only, each a record of one input
@@ -439,6 +426,15 @@ export class Recorder {
     this.#add(raw === undefined ? record : [record, raw]);
   }
 
+  /** Writes `record` with `value` (a caller's) under `key` as JSON text made now, or, where
+   * JSON cannot hold it, with `unrecordable` saying why. */
+  writeValue(record, key, value) {
+    const why = {};
+    const text = jsonOf(value, why);
+    if (text === undefined) this.write({ ...record, unrecordable: why.text ?? 'undefined' });
+    else this.write(record, { [key]: text });
+  }
+
   /** Writes a record whose values may change later: its line is made now. */
   writeNow(record) {
     this.#add(JSON.stringify(record));
@@ -450,10 +446,7 @@ export class Recorder {
   /** A message queued on the agent (its `steer` or `followUp`), with the event it came after:
    * a fork knows what its queues held there. */
   queued(queue, message) {
-    const why = {};
-    const text = jsonOf(message, why);
-    if (text === undefined) this.write({ type: 'queue', queue, at: this.eventTotal, unrecordable: why.text });
-    else this.write({ type: 'queue', queue, at: this.eventTotal }, { message: text });
+    this.writeValue({ type: 'queue', queue, at: this.eventTotal }, 'message', message);
   }
 
   /** The next number in the run's order of tool calls' steps. */
@@ -505,16 +498,14 @@ export class Recorder {
     const context = run.context ?? {};
     if (context.systemPrompt !== undefined) line.systemPrompt = context.systemPrompt;
     line.messages = this.messagesDelta(Array.isArray(context.messages) ? context.messages : []);
-    const model = run.config?.model;
-    // The whole model (a replay and a fork run with it), but its headers (a gateway's token).
-    if (model != null && typeof model === 'object') line.model = keyFree({ model }).model;
     const reasoning = run.config?.reasoning;
     if (typeof reasoning === 'string') line.reasoning = reasoning;
     const raw = {};
     if (run.prompts !== undefined) raw.prompts = jsonOf(run.prompts, {}) ?? 'null';
     if (run.position !== undefined) raw.position = jsonOf(keyFree(run.position), {}) ?? 'null';
-    if (line.model !== undefined) raw.model = jsonOf(line.model, {}) ?? 'null';
-    delete line.model;
+    // The whole model (a replay and a fork run with it), but its headers (a gateway's token).
+    const model = run.config?.model;
+    if (model != null && typeof model === 'object') raw.model = jsonOf(keyFree({ model }).model, {}) ?? 'null';
     this.write(line, raw);
     this.#active += 1;
     return this.taping(run);
@@ -560,11 +551,11 @@ export class Taping {
     return resolved === 'builtin' ? streamSimple : resolved;
   }
 
-  /** The run's emit: counts events, and after each that moves the run writes its position
-   * (and a finished message). */
   /** The response being read: `{ n, diff }` (recordStream). */
   reading;
 
+  /** The run's emit: counts events, and after each that moves the run writes its position
+   * (and a finished message). */
   emit(inner) {
     return (event) => {
       const index = this.events++;
@@ -579,9 +570,9 @@ export class Taping {
       }
       // Before an event that moves the run, its `emit` line: a process that dies while its
       // listeners run has delivered it (its boundary line comes after them).
-      if (!UPDATES.has(type)) this.recorder.write({ type: 'emit', i: index });
+      if (!UNTRACKED.has(type)) this.recorder.write({ type: 'emit', i: index });
       const r = inner(event);
-      if (UPDATES.has(type)) return r;
+      if (UNTRACKED.has(type)) return r;
       const write = () => this.boundary(index, event);
       if (r != null && typeof r.then === 'function') return r.then(write);
       write();
@@ -678,11 +669,10 @@ export class Taping {
     let keep = 0;
     while (keep < messages.length && keep < objects.length && messages[keep] === objects[keep]) keep++;
     const tail = messages.slice(keep).map((m) => textOf(m));
-    while (keep < messages.length && keep < known.length && tail[0] === known[keep]) {
-      tail.shift();
-      keep++;
-    }
-    const added = tail.length === messages.length - keep ? tail : messages.slice(keep).map((m) => textOf(m));
+    let same = 0;
+    while (same < tail.length && keep + same < known.length && tail[same] === known[keep + same]) same++;
+    keep += same;
+    const added = tail.slice(same);
     line.messages = { keep, add: added.map((t) => this.recorder.written(t)) };
     if (Array.isArray(context?.tools)) line.tools = context.tools.map((t) => t?.name);
     const texts = () => [...known.slice(0, keep), ...added];
@@ -718,26 +708,20 @@ export class Taping {
 
   executeTool(inner, tool, id, args, signal, onUpdate) {
     const rec = this.recorder;
-    const why = {};
-    const argsText = jsonOf(args, why);
     const name = typeof tool?.name === 'string' ? tool.name : undefined;
     this.executing();
-    if (argsText === undefined) rec.write({ type: 'tool', id, name, seq: rec.nextSeq(), unrecordable: why.text });
-    else rec.write({ type: 'tool', id, name, seq: rec.nextSeq() }, { args: argsText });
+    rec.writeValue({ type: 'tool', id, name, seq: rec.nextSeq() }, 'args', args);
     // Steps taken inside the `execute` call itself (an update the tool sends before it first
     // awaits, a synchronous throw) are marked `sync`: a replay takes them inside the call too.
     let inCall = true;
     const sync = () => (inCall ? { sync: 1 } : {});
     const update = typeof onUpdate === 'function'
       ? (partial) => {
-        const w = {};
-        const text = jsonOf(partial, w);
-        if (text === undefined) rec.write({ type: 'update', id, seq: rec.nextSeq(), ...sync(), unrecordable: w.text });
-        else rec.write({ type: 'update', id, seq: rec.nextSeq(), ...sync() }, { partial: text });
+        rec.writeValue({ type: 'update', id, seq: rec.nextSeq(), ...sync() }, 'partial', partial);
         return onUpdate(partial);
       }
       : onUpdate;
-    const settle = (outcome, raw) => rec.write({ type: 'settle', id, seq: rec.nextSeq(), ...sync(), ...outcome }, raw);
+    const settle = (outcome) => rec.write({ type: 'settle', id, seq: rec.nextSeq(), ...sync(), ...outcome });
     let returned;
     try {
       returned = inner.executeTool(tool, id, args, signal, update);
@@ -749,11 +733,8 @@ export class Taping {
     }
     return Promise.resolve(returned).then(
       (result) => {
-        const w = {};
-        const text = jsonOf(result, w);
         if (result === undefined) settle({ result: { $undefined: 1 } });
-        else if (text === undefined) settle({ unrecordable: w.text ?? 'undefined' });
-        else settle({}, { result: text });
+        else rec.writeValue({ type: 'settle', id, seq: rec.nextSeq() }, 'result', result);
         return result;
       },
       (error) => {
@@ -767,22 +748,15 @@ export class Taping {
     const f = inner.hook(config, name);
     if (f === undefined) return f;
     const rec = this.recorder;
-    if (name === 'getApiKey') {
-      return async function getApiKey(...a) {
-        const key = await f.apply(this, a);
-        rec.secret(key);
-        return key;
-      };
-    }
+    // The hook's own value is returned, a Promise only where it gave one: recording changes
+    // nothing the loop awaits.
+    if (name === 'getApiKey') return function getApiKey(...a) {
+      return seen(f.apply(this, a), (key) => rec.secret(key));
+    };
     if (name !== 'getSteeringMessages' && name !== 'getFollowUpMessages') return f;
     const queue = name === 'getSteeringMessages' ? 'steering' : 'followUp';
-    return async function poll(...a) {
-      const messages = await f.apply(this, a);
-      const why = {};
-      const text = jsonOf(messages, why);
-      if (text === undefined) rec.write({ type: 'poll', queue, at: rec.eventTotal, unrecordable: why.text });
-      else rec.write({ type: 'poll', queue, at: rec.eventTotal }, { messages: text });
-      return messages;
+    return function poll(...a) {
+      return seen(f.apply(this, a), (messages) => rec.writeValue({ type: 'poll', queue, at: rec.eventTotal }, 'messages', messages));
     };
   }
 
@@ -803,6 +777,19 @@ export class Taping {
     if (this.#onAbort !== undefined) this.run.signal.removeEventListener?.('abort', this.#onAbort);
     this.recorder.end();
   }
+}
+
+/** `value`, after `see` saw it (or what it resolves to, for a thenable: then the same
+ * Promise's value comes back, and a rejection as it was). */
+function seen(value, see) {
+  if (value === null || typeof value !== 'object' || typeof value.then !== 'function') {
+    see(value);
+    return value;
+  }
+  return Promise.resolve(value).then((v) => {
+    see(v);
+    return v;
+  });
 }
 
 /** Opens a response through the loop's `openResponse` (`inner`) with the stream `make` gives
