@@ -193,7 +193,6 @@ async function updatePriceHint() {
 function makeAgent(restore, onInterruptedToolCall) {
   // Every run of the page's agent is recorded: the inspector is its timeline (replay, fork).
   recorder = new Recorder();
-  timeline = 0;
   const made = new Agent({
     record: recorder,
     onInterruptedToolCall,
@@ -208,16 +207,15 @@ function makeAgent(restore, onInterruptedToolCall) {
   });
   made.subscribe((event) => {
     if (made !== agent) return; // handed to the Worker: what it does now is not shown
-    inspect(event, timeline++);
+    // Its index in the cassette: the recorder has counted it already.
+    inspect(event, recorder.eventTotal - 1);
     onEvent(event);
   });
   return made;
 }
 let agent;
-/** The page agent's cassette, and how many of its events the inspector shows (each row's
- * index in it). */
+/** The page agent's cassette (its `eventTotal` counts the events: each row's index). */
 let recorder;
-let timeline = 0;
 
 // --- Transcript rendering -------------------------------------------------------------
 
@@ -516,7 +514,7 @@ function showMessages(messages) {
 
 /** Plays the page's recorded runs again, offline, into a fresh view. */
 async function replayRuns() {
-  if (busyNow() || worker.on || recorder === undefined || timeline === 0) return;
+  if (busyNow() || worker.on || recorder === undefined || recorder.eventTotal === 0) return;
   const cassette = recorder.toString();
   clearView();
   $('status').textContent = 'Replaying the recorded runs offline…';

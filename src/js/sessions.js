@@ -338,9 +338,14 @@ export class AgentSession {
   /** Stores the cassette lines not stored yet (before they are read), the count last. */
   async #storeLines() {
     const { entries, count } = this.#takeLines();
+    await this.#putAll(entries);
+    if (count !== undefined) await this.storage.put('cassette', count);
+  }
+
+  /** Puts `entries`, in their order, 128 at a time (put() takes at most 128). */
+  async #putAll(entries) {
     const all = Object.entries(entries);
     for (let i = 0; i < all.length; i += 128) await this.storage.put(Object.fromEntries(all.slice(i, i + 128)));
-    if (count !== undefined) await this.storage.put('cassette', count);
   }
 
   /** `GET /sessions/:id/cassette`: the cassette's lines, read from storage a batch at a time
@@ -409,9 +414,7 @@ export class AgentSession {
     entries.ids = { lastEventId, epoch: this.epoch };
     // Last, with `meta`: lines a write cut short left beyond this count are dropped at load.
     if (lines.count !== undefined) entries.cassette = lines.count;
-    // put() takes at most 128 entries at a time.
-    const all = Object.entries(entries);
-    for (let i = 0; i < all.length; i += 128) await this.storage.put(Object.fromEntries(all.slice(i, i + 128)));
+    await this.#putAll(entries);
     this.stored = messages;
     this.exists = true;
   }
