@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, createAssistantMessageEventStream, runAgentLoop } from 'pi-agent-wasm';
 import { Recorder, replay, fork, readCassette, checkpointAt, ReplayDivergence } from 'pi-agent-wasm/cassette';
-import { usage, model, TURNS, scriptedStream, tools, untouchable, noModel, plain, recordReference } from './shared/cassette-run.mjs';
+import { usage, model, TURNS, scriptedStream, tools, untouchable, noModel, plain, recordReference, answering, answered, firstRequest } from './shared/cassette-run.mjs';
 import { startOpenAIServer, textChunks, toolCallChunks } from './shared/openai-server.mjs';
 
 const reference = await recordReference();
@@ -64,17 +64,12 @@ test('a cassette is JSON lines, versioned, append-only, linear in the run', () =
 test('size is linear in the run: a run twice as long writes about twice the bytes', async () => {
   const bytesFor = async (turns) => {
     const recorder = new Recorder();
-    const stream = (m, context) => {
-      const n = context.messages.filter((x) => x.role === 'assistant').length;
-      const s = createAssistantMessageEventStream();
-      queueMicrotask(() => {
-        const partial = { role: 'assistant', api: 'scripted', provider: 'scripted', model: 'scripted', usage: usage(1), content: [{ type: 'text', text: `answer ${n}` }], stopReason: n < turns - 1 ? 'toolUse' : 'stop', timestamp: 1 };
-        if (n < turns - 1) partial.content.push({ type: 'toolCall', id: `c${n}`, name: 'fast', arguments: { turn: n } });
-        s.push({ type: 'start', partial });
-        s.push({ type: 'done', reason: partial.stopReason, message: partial });
-      });
-      return s;
-    };
+    const stream = answering((context) => {
+      const n = answered(context);
+      const content = [{ type: 'text', text: `answer ${n}` }];
+      if (n < turns - 1) content.push({ type: 'toolCall', id: `c${n}`, name: 'fast', arguments: { turn: n } });
+      return content;
+    });
     const agent = new Agent({ initialState: { model, tools: tools() }, streamFn: stream, record: recorder });
     await agent.prompt('go');
     return recorder.toString().length;
@@ -162,21 +157,12 @@ test('onMiss "live" goes on with the real model and tools from the first miss, a
 
 test('fork at every event of a short run continues to the same end, running nothing before it again', async () => {
   const SHORT = 3;
-  const short = (m, context) => {
-    const n = context.messages.filter((x) => x.role === 'assistant').length;
-    const s = createAssistantMessageEventStream();
-    queueMicrotask(() => {
-      const partial = { role: 'assistant', api: 'scripted', provider: 'scripted', model: 'scripted', usage: usage(1), content: [{ type: 'text', text: `answer ${n}` }], stopReason: 'stop', timestamp: 1 };
-      if (n < SHORT - 1) {
-        partial.content.push({ type: 'toolCall', id: `a${n}`, name: 'slow', arguments: { turn: n } }, { type: 'toolCall', id: `b${n}`, name: 'fast', arguments: { turn: n } });
-        partial.stopReason = 'toolUse';
-      }
-      s.push({ type: 'start', partial });
-      s.push({ type: 'text_delta', contentIndex: 0, delta: `answer ${n}`, partial });
-      s.push({ type: 'done', reason: partial.stopReason, message: partial });
-    });
-    return s;
-  };
+  const short = answering((context) => {
+    const n = answered(context);
+    const content = [{ type: 'text', text: `answer ${n}` }];
+    if (n < SHORT - 1) content.push({ type: 'toolCall', id: `a${n}`, name: 'slow', arguments: { turn: n } }, { type: 'toolCall', id: `b${n}`, name: 'fast', arguments: { turn: n } });
+    return content;
+  }, { delta: true });
   const recorder = new Recorder();
   const agent = new Agent({ initialState: { model, tools: tools() }, streamFn: short, record: recorder });
   const events = [];
@@ -359,16 +345,7 @@ test('results JSON cannot hold (a BigInt, a cycle, undefined) change nothing in 
   for (const details of [{ n: 10n }, cycle]) {
     for (const onLine of [undefined, () => {}]) {
       const odd = { name: 'odd', label: 'odd', description: 'odd', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'ok' }], details }) };
-      const stream = (m, c) => {
-        const s = createAssistantMessageEventStream();
-        const first = !c.messages.some((x) => x.role === 'toolResult');
-        queueMicrotask(() => {
-          const partial = { role: 'assistant', api: 'scripted', provider: 'scripted', model: 'scripted', usage: usage(1), content: first ? [{ type: 'toolCall', id: 'o1', name: 'odd', arguments: {} }] : [{ type: 'text', text: 'done' }], stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
-          s.push({ type: 'start', partial });
-          s.push({ type: 'done', reason: partial.stopReason, message: partial });
-        });
-        return s;
-      };
+      const stream = answering((c) => (firstRequest(c) ? [{ type: 'toolCall', id: 'o1', name: 'odd', arguments: {} }] : [{ type: 'text', text: 'done' }]));
       const recorder = new Recorder({ onLine });
       const agent = new Agent({ initialState: { model, tools: [odd] }, streamFn: stream, record: recorder });
       await agent.prompt('go');
@@ -433,17 +410,7 @@ test('an abort from a listener at tool_execution_start, a stream function that g
 test('many parallel calls: the cassette grows by the same bytes a call (the position lists written as what was appended)', async () => {
   const perCall = async (calls) => {
     const recorder = new Recorder();
-    const stream = (m, c) => {
-      const s = createAssistantMessageEventStream();
-      const first = !c.messages.some((x) => x.role === 'toolResult');
-      queueMicrotask(() => {
-        const content = first ? Array.from({ length: calls }, (_, i) => ({ type: 'toolCall', id: `p${i}`, name: 'fast', arguments: { turn: i } })) : [{ type: 'text', text: 'done' }];
-        const partial = { role: 'assistant', api: 'scripted', provider: 'scripted', model: 'scripted', usage: usage(1), content, stopReason: first ? 'toolUse' : 'stop', timestamp: 1 };
-        s.push({ type: 'start', partial });
-        s.push({ type: 'done', reason: partial.stopReason, message: partial });
-      });
-      return s;
-    };
+    const stream = answering((c) => (firstRequest(c) ? Array.from({ length: calls }, (_, i) => ({ type: 'toolCall', id: `p${i}`, name: 'fast', arguments: { turn: i } })) : [{ type: 'text', text: 'done' }]));
     const agent = new Agent({ initialState: { model, tools: tools() }, streamFn: stream, record: recorder });
     await agent.prompt('go');
     return recorder.toString().length / calls;

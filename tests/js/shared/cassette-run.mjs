@@ -103,3 +103,27 @@ export async function recordReference(extra = {}) {
   return { recorder, events, messages: agent.state.messages };
 }
 
+
+/** A stream function answering each request at once with the content `contentOf(context)`
+ * gives (a `toolUse` answer when it holds a call); with `delta`, its first text streams as a
+ * delta too. */
+export function answering(contentOf, { delta = false } = {}) {
+  return (_model, context) => {
+    const s = createAssistantMessageEventStream();
+    queueMicrotask(() => {
+      const content = contentOf(context);
+      const stopReason = content.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop';
+      const partial = { role: 'assistant', api: 'scripted', provider: 'scripted', model: 'scripted', usage: usage(1), content, stopReason, timestamp: 1 };
+      s.push({ type: 'start', partial });
+      if (delta && content[0]?.type === 'text') s.push({ type: 'text_delta', contentIndex: 0, delta: content[0].text, partial });
+      s.push({ type: 'done', reason: stopReason, message: partial });
+    });
+    return s;
+  };
+}
+
+/** How many answers a request's transcript already holds. */
+export const answered = (context) => context.messages.filter((m) => m.role === 'assistant').length;
+
+/** Whether a request comes before any tool result. */
+export const firstRequest = (context) => !context.messages.some((m) => m.role === 'toolResult');
