@@ -331,13 +331,16 @@ function resolveRefs(value, state) {
   if (value !== null && typeof value === 'object') {
     if (value.$partial === 1) return state.partial;
     if (Number.isInteger(value.$block)) return state.partial?.content?.[value.$block];
+    // An ended block's text.
+    if (Array.isArray(value.$text)) return state.partial?.content?.[value.$text[0]]?.[value.$text[1]];
   }
   return value;
 }
 
-/** One streamed event again: its fields, and the live partial with the written changes. */
+/** One streamed event again: its fields, and the live partial with the written changes (`p`;
+ * `pp` for an event that has no partial field, one of its fields being the partial). */
 function decodeEvent(encoded, state) {
-  const p = encoded.p;
+  const p = encoded.p ?? encoded.pp;
   if (p !== undefined) {
     if (p.new === 1 || state.partial === undefined) {
       state.partial = {};
@@ -376,10 +379,10 @@ function decodeEvent(encoded, state) {
   }
   const event = {};
   for (const key of Object.keys(encoded)) {
-    if (key === 'p') continue;
+    if (key === 'p' || key === 'pp') continue;
     event[key] = resolveRefs(encoded[key], state);
   }
-  if (p !== undefined) event.partial = state.partial;
+  if (encoded.p !== undefined) event.partial = state.partial;
   else if (encoded.partial !== undefined) event.partial = encoded.partial;
   return event;
 }

@@ -98,15 +98,42 @@ function same2(value, copy) {
 /** The text field each streamed delta appends to. */
 const GROWS = { text_delta: 'text', thinking_delta: 'thinking' };
 
+/** How a delta changed its block's text (PartialDiff.grown): grown by itself, or not at all. */
+const GREW = 1;
+const SAME = 2;
+
+/** What of a partial message a stream changes between two deltas, as it is now: pi-ai's
+ * streams add fields (a response id, the duration and an error message at the end: its key
+ * count), set the stop reason, and update the usage in place. Compared at each delta by
+ * `samePi`, in a few loads (a field a partial does not have is slow to look up). */
+function piState(p) {
+  let keys = 0;
+  for (const _ in p) keys++;
+  const u = p.usage;
+  return { keys, stopReason: p.stopReason, usage: u, input: u?.input, output: u?.output, cacheRead: u?.cacheRead, cacheWrite: u?.cacheWrite, totalTokens: u?.totalTokens, cost: u?.cost?.total };
+}
+
+/** Whether `p`'s `piState` is `s`. */
+function samePi(p, s) {
+  let keys = 0;
+  for (const _ in p) keys++;
+  const u = p.usage;
+  return keys === s.keys && p.stopReason === s.stopReason && u === s.usage && (u === null || typeof u !== 'object' ||
+    (u.input === s.input && u.output === s.output && u.cacheRead === s.cacheRead && u.cacheWrite === s.cacheWrite && u.totalTokens === s.totalTokens && u.cost?.total === s.cost));
+}
+
+/** Every this many streamed deltas in a row, the partial is compared whole (PartialDiff). */
+const WHOLE_EVERY = 256;
+
 /** A block to write whole (PartialDiff). */
 const WHOLE = Symbol('whole');
 
 /** Whether the text `v` is `was` with `delta` appended. */
-const grewBy = (v, was, delta) => typeof v === 'string' && typeof was === 'string' && typeof delta === 'string' && v.length === was.length + delta.length && v.endsWith(delta);
+const grewBy = (v, was, delta) => typeof v === 'string' && typeof was === 'string' && typeof delta === 'string' && v.length === was.length + delta.length && v === was + delta;
 
 /**
  * A streamed response's events, written compactly: each event's own fields, and its partial as
- * what changed since the last event (a delta's text is not written twice; a block that ended
+ * what changed since the last event (a delta's text is not written twice; a call that ended
  * is written whole). Linear in the response, and a few comparisons an event.
  */
 class PartialDiff {
@@ -114,23 +141,43 @@ class PartialDiff {
   #partial;
 
   /** The event to write: `partial` becomes `p` (the changes), and a field that is the partial,
-   * or one of its blocks, is written as a reference to it. */
+   * one of its blocks or an ended block's text, is written as a reference to it. An event with
+   * no partial whose field is the partial streamed so far (a `done`'s message) has that field
+   * written as a reference, and the partial's changes as `pp`. */
   encode(event) {
-    const fast = this.#grown(event);
-    if (fast !== undefined) return fast;
     const out = {};
-    const partial = event.partial;
+    let partial = event.partial;
+    let own = true;
+    const known = this.#partial;
+    if (partial === undefined && known !== null && typeof known === 'object' && !('partial' in event)) {
+      for (const key of Object.keys(event)) {
+        if (event[key] === known) {
+          partial = known;
+          own = false;
+          break;
+        }
+      }
+    }
+    const type = event.type;
+    const field = type === 'text_end' ? 'text' : type === 'thinking_end' ? 'thinking' : undefined;
     for (const key of Object.keys(event)) {
       if (key === 'partial') continue;
       const v = event[key];
       if (partial != null && v === partial) out[key] = { $partial: 1 };
       else if (key === 'toolCall' && partial != null && Array.isArray(partial.content) && v === partial.content[event.contentIndex]) {
         out[key] = { $block: event.contentIndex };
+      } else if (key === 'content' && field !== undefined && typeof v === 'string' && Array.isArray(partial?.content) && v === partial.content[event.contentIndex]?.[field]) {
+        out[key] = { $text: [event.contentIndex, field] };
       } else out[key] = v;
     }
-    if (partial !== null && typeof partial === 'object') out.p = this.#diff(event, partial);
+    if (partial !== null && typeof partial === 'object') out[own ? 'p' : 'pp'] = this.#diff(event, partial);
     else if (partial !== undefined) out.partial = partial;
     return out;
+  }
+
+  /** The partial of the last event. */
+  get partial() {
+    return this.#partial;
   }
 
   /** The changes to the partial since the last encode or view: what a listener sees when an
@@ -143,49 +190,65 @@ class PartialDiff {
     return Object.keys(p).length === 0 ? undefined : p;
   }
 
+  /** pi-ai's fields of the partial at the last whole comparison (`piState`). */
+  #pi;
+
   /** Streamed deltas since the last whole comparison. */
   #sinceFull = 0;
-  /** The partial's usage and stop reason at the last whole comparison. */
-  #usage;
-  #stopReason;
-
   /**
-   * The common case at a few comparisons: a text or thinking delta that grew its block by
-   * exactly the delta (or left it as it was: the stream is ahead), with the same partial,
-   * blocks, usage and stop reason as before (and the event no other fields). Every 32nd delta,
-   * and any other event, is compared whole: a change elsewhere in the partial between two
-   * deltas (a stream's own, not pi-ai's) is written at most 32 deltas late.
+   * The common case, told apart at a few comparisons and written by `Recorder.grow`: a text
+   * or thinking delta with the same partial, fields and blocks as before, whose block's text is as
+   * long as the text it had plus the delta (`GREW`), or is the very text it had (`SAME`: the
+   * stream had gone on, its text whole already); `false` for any other event. The text itself is not read (a text built by
+   * appending is not flattened at each delta): every 256th delta, and any other event, is
+   * compared whole, the block's text against the text before plus the deltas since. What
+   * pi-ai's streams change in the partial is compared at each delta (`samePi`); so another
+   * change between two deltas (to another block, or a stream's own) is written at most 256
+   * deltas late.
    */
-  #grown(event) {
-    const field = GROWS[event.type];
-    if (field === undefined || this.#sinceFull >= 32) return undefined;
+  grown(event) {
+    const type = event.type;
+    const field = type === 'text_delta' ? 'text' : type === 'thinking_delta' ? 'thinking' : undefined;
+    if (field === undefined || this.#sinceFull >= WHOLE_EVERY) return false;
     const partial = event.partial;
-    if (partial !== this.#partial || partial === null || typeof partial !== 'object') return undefined;
+    if (partial !== this.#partial || partial === null || typeof partial !== 'object') return false;
     const content = partial.content;
     const i = event.contentIndex;
-    if (!Array.isArray(content) || content.length !== this.#contentLength) return undefined;
+    if (!Array.isArray(content) || content.length !== this.#contentLength) return false;
     const known = this.#blocks[i];
-    const block = content[i];
-    if (known === undefined || known.block !== block || block === null || typeof block !== 'object') return undefined;
-    const delta = event.delta, v = block[field], was = known.copy[field];
+    if (known === undefined || known.block !== content[i] || !samePi(partial, this.#pi)) return false;
+    const delta = event.delta, v = known.block[field], was = known.copy[field];
+    if (typeof delta !== 'string' || typeof v !== 'string' || typeof was !== 'string') return false;
     // Grown by the delta, or (the stream ahead of the loop, the text whole already) not at all.
     const same = v === was;
-    if (typeof delta !== 'string' || typeof v !== 'string' || (!same && !grewBy(v, was, delta))) return undefined;
-    if (partial.stopReason !== this.#stopReason || !same2(partial.usage, this.#usage)) return undefined;
+    if (!same && v.length !== was.length + delta.length) return false;
     let keys = 0;
     for (const _ in event) keys++;
-    if (keys !== 4) return undefined;
+    if (keys !== 4) return false;
     this.#sinceFull++;
-    if (same) return { type: event.type, contentIndex: i, delta, p: {} };
-    known.copy[field] = v;
-    return { type: event.type, contentIndex: i, delta, p: { blocks: [[i, { grow: field }]] } };
+    if (same) return SAME;
+    known.copy[field] = was + delta;
+    return GREW;
+  }
+
+  /** Whether the partial's fields but `content` are as last compared (in the same order; a
+   * value that is an object, its usage, compared two levels deep). */
+  #sameFields(partial) {
+    const order = this.#order, values = this.#values;
+    let j = 0;
+    for (const key in partial) {
+      if (key === 'content') continue;
+      if (order[j] !== key) return false;
+      const v = partial[key], was = values[j++];
+      if (v !== was && !(v !== null && typeof v === 'object' && same2(v, was))) return false;
+    }
+    return j === order.length;
   }
 
   #diff(event, partial) {
     const p = {};
     this.#sinceFull = 0;
-    this.#usage = copy2(partial.usage);
-    this.#stopReason = partial.stopReason;
+    this.#pi = piState(partial);
     if (partial !== this.#partial) {
       // Another object: written whole.
       this.#partial = partial;
@@ -244,7 +307,8 @@ class PartialDiff {
       return p;
     }
     const type = event.type;
-    const ended = type === 'text_end' || type === 'thinking_end' || type === 'toolcall_end' || type === 'done' || type === 'error';
+    // An ended call is written whole: its arguments as the stream parsed them last.
+    const ended = type === 'toolcall_end';
     const at = event.contentIndex;
     const delta = typeof event.delta === 'string' ? event.delta : undefined;
     if (type === 'toolcall_delta' && delta !== undefined && Number.isInteger(at)) this.#argText[at] = (this.#argText[at] ?? 0) + delta.length;
@@ -301,6 +365,23 @@ class PartialDiff {
   #contentLength = -1;
   /** The length of each block's streamed argument text so far. */
   #argText = [];
+}
+
+/** Streamed deltas in a row that each grew the same block by themselves alone, or (not
+ * `grew`) left it as it was: each one's line, made when the lines are read. */
+class Grown {
+  constructor(n, type, i, grew, deltas) {
+    this.n = n;
+    this.type = type;
+    this.i = i;
+    this.grew = grew;
+    this.deltas = deltas;
+  }
+
+  line(delta) {
+    const p = this.grew ? `{"blocks":[[${this.i},{"grow":"${GROWS[this.type]}"}]]}` : '{}';
+    return `{"type":"stream","n":${this.n},"event":{"type":"${this.type}","contentIndex":${this.i},"delta":${JSON.stringify(delta)},"p":${p}}}`;
+  }
 }
 
 /** The shortest value `secret` keeps out of a cassette. */
@@ -390,7 +471,20 @@ export class Recorder {
     if (this.#pending.length === 0) return;
     const pending = this.#pending;
     this.#pending = [];
-    for (const entry of pending) this.#emitLine(this.#text(entry));
+    for (const entry of pending) {
+      if (entry instanceof Grown) for (const delta of entry.deltas) this.#emitLine(this.#text(entry.line(delta)));
+      else this.#emitLine(this.#text(entry));
+    }
+  }
+
+  /** A streamed delta that grew its block by itself alone (`PartialDiff.grown`) in response
+   * `n`: kept as the delta until the lines are read, with the deltas before it that did the
+   * same to the same block. */
+  grow(n, type, i, delta, grew) {
+    const last = this.#pending[this.#pending.length - 1];
+    if (last instanceof Grown && last.n === n && last.type === type && last.i === i && last.grew === grew) last.deltas.push(delta);
+    else if (this.#onLine === undefined) this.#pending.push(new Grown(n, type, i, grew, [delta]));
+    else this.#add(new Grown(n, type, i, grew, [delta]).line(delta));
   }
 
   #emitLine(line) {
@@ -557,28 +651,32 @@ export class Taping {
   /** The run's emit: counts events, and after each that moves the run writes its position
    * (and a finished message). */
   emit(inner) {
+    const rec = this.recorder;
     return (event) => {
       const index = this.events++;
-      this.recorder.eventTotal++;
+      rec.eventTotal++;
       const type = event?.type;
-      const reading = this.reading;
+      // A streamed or a running tool's update: delivered as it is (its record is the step
+      // that made it).
+      if (UNTRACKED.has(type)) return inner(event);
       // A message_update is delivered as its event is read; a message_start after the loop
       // awaited, when the stream may have gone on.
+      const reading = this.reading;
       if (reading !== undefined && type === 'message_start') {
         const p = reading.diff.view();
-        if (p !== undefined) this.recorder.writeNow({ type: 'view', n: reading.n, p });
+        if (p !== undefined) rec.writeNow({ type: 'view', n: reading.n, p });
       }
       // Before an event that moves the run, its `emit` line: a process that dies while its
       // listeners run has delivered it (its boundary line comes after them).
-      if (!UNTRACKED.has(type)) this.recorder.write({ type: 'emit', i: index });
+      rec.write({ type: 'emit', i: index });
       const r = inner(event);
-      if (UNTRACKED.has(type)) return r;
       const write = () => this.boundary(index, event);
       if (r != null && typeof r.then === 'function') return r.then(write);
       write();
       return r;
     };
   }
+
 
   /** The last position's keys: each value's JSON text, or a list's items' texts. */
   #position = new Map();
@@ -851,6 +949,11 @@ export function recordStream(stream, rec, n, taping) {
       const event = step.value;
       if (event === null || typeof event !== 'object') rec.writeNow({ type: 'stream', n, raw: event === undefined ? { $undefined: 1 } : event });
       else {
+        const grown = diff.grown(event);
+        if (grown !== false) {
+          rec.grow(n, event.type, event.contentIndex, event.delta, grown === GREW);
+          return;
+        }
         const encoded = diff.encode(event);
         // A delta's fields are strings and numbers: made text later. Whole blocks and
         // messages may change after this event: made text now.
@@ -873,7 +976,10 @@ export function recordStream(stream, rec, n, taping) {
       }
       return Promise.resolve(result).then(
         (value) => {
-          rec.write({ type: 'result', n }, { result: value === undefined ? '{"$undefined":1}' : jsonOf(value, {}) ?? 'null' });
+          // The partial streamed (pi-ai's result is its last event's message), unchanged since:
+          // written as a reference to it.
+          if (value !== undefined && value === diff.partial && diff.view() === undefined) rec.write({ type: 'result', n, result: { $partial: 1 } });
+          else rec.write({ type: 'result', n }, { result: value === undefined ? '{"$undefined":1}' : jsonOf(value, {}) ?? 'null' });
           return value;
         },
         (error) => {
