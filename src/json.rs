@@ -264,6 +264,12 @@ pub fn json_stringify_pretty(value: &Value) -> String {
 fn text_of(value: &Value, style: Style) -> String {
     let mut out = Vec::new();
     write(&mut out, value, style);
+    text_from(out)
+}
+
+/// The text [`write`] (and [`write_str`]) put out, lone surrogates escaped as `JSON.stringify`
+/// writes them.
+pub fn text_from(out: Vec<u8>) -> String {
     // `write` puts out whole `str`s and ASCII only, so the bytes are UTF-8: taken as they are,
     // with no check-and-copy of a lossy conversion.
     escape_lone(String::from_utf8(out).unwrap_or_default())

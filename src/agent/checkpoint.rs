@@ -24,7 +24,6 @@
 //! A context or model that a hook returned for the rest of the run is not kept; the hooks
 //! run again at their next call. Depends on `io`, `event`, `message`.
 
-use crate::json::Put;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -32,7 +31,7 @@ use crate::json::Value;
 
 use crate::error::{Error, Result};
 use crate::event::AgentEvent;
-use crate::message::{num, AgentMessage, Object, ThinkingLevel};
+use crate::message::{num, AgentMessage, ThinkingLevel};
 
 /// The format's version, the `v` of its JSON.
 pub const VERSION: u64 = 1;
@@ -221,35 +220,80 @@ impl Tracker {
 }
 
 impl Position {
-    /// The position as JSON (`v`, `at`, `new`, `model`, `reasoning`, and the stage's fields).
+    /// The position as JSON (`v`, `at`, `new`, `model`, `reasoning`, and the stage's fields;
+    /// a host value as its JSON reading).
     pub fn to_json(&self) -> Value {
-        let mut o = Object::new();
-        let mut put = |k: &str, v: Value| {
-            o.insert(k.into(), v);
+        crate::json::parse(&self.to_text()).unwrap_or_default()
+    }
+
+    /// [`to_json`](Self::to_json) as text, written from the position itself (nothing copied),
+    /// with a line break after each member's comma: a recording compares it a member at a
+    /// time (tape.js), and JSON reads it as it is.
+    pub fn to_text(&self) -> String {
+        use crate::json::{write, write_str, Style};
+        let style = Style {
+            negative_zero: false,
+            pretty: false,
+            unread_hosts: false,
         };
-        put("v", VERSION.into());
-        let at = match &self.stage {
-            Stage::Request(_) => "request",
-            Stage::Tools { .. } => "tools",
-            Stage::Next { .. } => "next",
-            Stage::Done => "done",
+        let mut out = Vec::with_capacity(512);
+        let key = |out: &mut Vec<u8>, k: &str| {
+            out.extend_from_slice(if out.is_empty() { b"{\"" } else { b",\n\"" });
+            out.extend_from_slice(k.as_bytes());
+            out.extend_from_slice(b"\":");
         };
-        put("at", at.into());
-        put("new", self.new.into());
-        put("model", (*self.model).clone());
-        if let Some(r) = self.reasoning {
-            put("reasoning", r.as_str().into());
+        let flag = |out: &mut Vec<u8>, k: &str, b: bool| {
+            key(out, k);
+            out.extend_from_slice(if b { b"true" } else { b"false" });
+        };
+        let number = |out: &mut Vec<u8>, n: f64| {
+            out.extend_from_slice(crate::jsnum::to_js_string(n).as_bytes())
+        };
+        let count = |out: &mut Vec<u8>, k: &str, n: usize| {
+            key(out, k);
+            number(out, n as f64);
+        };
+        // A list: `[`, each item written by `item` after a comma but the first, `]`.
+        fn list<T>(out: &mut Vec<u8>, items: &[T], item: impl Fn(&mut Vec<u8>, &T)) {
+            out.push(b'[');
+            for (i, t) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                item(out, t);
+            }
+            out.push(b']');
         }
+        count(&mut out, "v", VERSION as usize);
+        key(&mut out, "at");
+        write_str(
+            &mut out,
+            match &self.stage {
+                Stage::Request(_) => "request",
+                Stage::Tools { .. } => "tools",
+                Stage::Next { .. } => "next",
+                Stage::Done => "done",
+            },
+        );
+        count(&mut out, "new", self.new);
+        key(&mut out, "model");
+        write(&mut out, &self.model, style);
+        if let Some(r) = self.reasoning {
+            key(&mut out, "reasoning");
+            write_str(&mut out, r.as_str());
+        }
+        let ids = |out: &mut Vec<u8>, k: &str, l: &[String]| {
+            key(out, k);
+            list(out, l, |out, id| write_str(out, id));
+        };
         match &self.stage {
             Stage::Request(o) => {
-                put("turnStart", o.turn_start.into());
-                put(
-                    "inject",
-                    Value::Array(o.inject.iter().map(|m| (**m).clone()).collect()),
-                );
-                put("declare", o.declare.into());
-                put("announced", o.announced.into());
-                put("poll", o.poll.into());
+                flag(&mut out, "turnStart", o.turn_start);
+                key(&mut out, "inject");
+                list(&mut out, &o.inject, |out, m| write(out, m, style));
+                flag(&mut out, "declare", o.declare);
+                flag(&mut out, "announced", o.announced);
+                flag(&mut out, "poll", o.poll);
             }
             Stage::Tools {
                 results,
@@ -258,14 +302,24 @@ impl Position {
                 executing,
                 announced,
             } => {
-                put("results", (*results).into());
-                put(
-                    "ended",
-                    Value::Array(ended.iter().map(ended_json).collect()),
-                );
-                put("started", started.clone().into());
-                put("executing", executing.clone().into());
-                put("announced", (*announced).into());
+                count(&mut out, "results", *results);
+                key(&mut out, "ended");
+                list(&mut out, ended, |out, e| {
+                    out.extend_from_slice(b"{\"id\":");
+                    write_str(out, &e.id);
+                    out.extend_from_slice(b",\"result\":");
+                    write(out, &e.result, style);
+                    out.extend_from_slice(b",\"isError\":");
+                    out.extend_from_slice(if e.is_error { b"true" } else { b"false" });
+                    if let Some(d) = e.duration_ms {
+                        out.extend_from_slice(b",\"durationMs\":");
+                        write(out, &num(d), style);
+                    }
+                    out.push(b'}');
+                });
+                ids(&mut out, "started", started);
+                ids(&mut out, "executing", executing);
+                flag(&mut out, "announced", *announced);
             }
             Stage::Next {
                 results,
@@ -273,14 +327,15 @@ impl Position {
                 explicit,
                 end,
             } => {
-                put("results", (*results).into());
-                put("hasMore", (*has_more).into());
-                put("explicit", (*explicit).into());
-                put("end", (*end).into());
+                count(&mut out, "results", *results);
+                flag(&mut out, "hasMore", *has_more);
+                flag(&mut out, "explicit", *explicit);
+                flag(&mut out, "end", *end);
             }
             Stage::Done => {}
         }
-        Value::Object(o)
+        out.push(b'}');
+        crate::json::text_from(out)
     }
 
     /// Reads a position written by [`to_json`](Self::to_json); names the first field that
@@ -373,17 +428,6 @@ impl Position {
             reasoning: reasoning.filter(|r| *r != ThinkingLevel::Off),
         })
     }
-}
-
-fn ended_json(e: &Ended) -> Value {
-    let mut o = Object::new();
-    o.put("id", e.id.clone().into());
-    o.put("result", (*e.result).clone());
-    o.put("isError", e.is_error.into());
-    if let Some(d) = e.duration_ms {
-        o.put("durationMs", num(d));
-    }
-    Value::Object(o)
 }
 
 fn ended_from(v: &Value) -> Option<Ended> {

@@ -1001,7 +1001,11 @@ export function startRun(mode, prompts, context, config, emit, signal, streamFn,
   // 1 to 2^32 - 1: 0 is no run for settle.rs.
   const id = (lastRunId = (lastRunId % (2 ** 32 - 1)) + 1);
   let wasmNow;
-  const where = () => (wasmNow === undefined ? undefined : wasmNow.runPosition(id));
+  // The position as plain data; `where(true)`: as its JSON text, a member a line (tape.js).
+  const where = (text) => {
+    const json = wasmNow?.runPosition(id);
+    return json === undefined || text === true ? json : JSON.parse(json);
+  };
   if (probe) probe.position = where;
   // The run's transcript, for checkpoints and for a `needsApproval` that asks (pending.js):
   // the context's messages (read at once for checkpoints, else when first asked), then each

@@ -30,14 +30,6 @@ function jsonOf(value, why) {
   }
 }
 
-/** Whether two models are the same one: id, provider, API, base URL, name and limits. */
-function sameModel(a, b) {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  return a.id === b.id && a.provider === b.provider && a.api === b.api && a.baseUrl === b.baseUrl && a.name === b.name &&
-    a.contextWindow === b.contextWindow && a.maxTokens === b.maxTokens && a.reasoning === b.reasoning;
-}
-
 /** A position as the cassette holds it: its model without `headers`, which may carry a
  * gateway's token (a fork or a replay takes the model with its headers from its options). */
 function keyFree(position) {
@@ -453,7 +445,8 @@ export class Recorder {
       if (typeof entry === 'string') line = entry;
       else if (Array.isArray(entry)) {
         line = JSON.stringify(entry[0]);
-        for (const key of Object.keys(entry[1])) line = `${line.slice(0, -1)},${JSON.stringify(key)}:${entry[1][key]}}`;
+        // The key '' holds members to add as they are (a position's changes).
+        for (const key of Object.keys(entry[1])) line = `${line.slice(0, -1)},${key === '' ? '' : `${JSON.stringify(key)}:`}${entry[1][key]}}`;
       } else line = JSON.stringify(entry);
     } catch (error) {
       // Never thrown into the run: the line says what could not be written.
@@ -514,7 +507,7 @@ export class Recorder {
   /**
    * Writes a record. Its values must not change later: the line is made when the lines are
    * read (or at once, with `onLine`). `raw` holds JSON texts made now of values that may
-   * change (a caller's objects), added to the line as they are.
+   * change (a caller's objects), added to the line as they are (under `''`: members).
    */
   write(record, raw) {
     this.#add(raw === undefined ? record : [record, raw]);
@@ -678,69 +671,63 @@ export class Taping {
   }
 
 
-  /** The last position's keys: each value's JSON text, or a list's items' texts. */
-  #position = new Map();
-  /** The last position's model. */
-  #model;
+  /** The last position written: its members' JSON texts (`"key":value`), by key. */
+  #members = new Map();
 
   /** The line of an event boundary: the position as what changed since the last one
    * (`position`: its keys that changed, `gone`: those it lost, `grew`: lists that only had
    * items appended, as those items), made text at once. */
   boundary(index, event) {
-    const line = { type: 'event', i: index, event: event?.type };
-    const raw = this.#positionDelta(line);
+    const raw = {};
+    const members = this.#positionDelta();
+    if (members !== undefined) raw[''] = members;
     if (event?.type === 'message_end') raw.message = this.recorder.knows(event.message);
-    this.recorder.write(line, raw);
+    this.recorder.write({ type: 'event', i: index, event: event?.type }, raw);
   }
 
   /** The position right before a tool runs (its call is then executing): a fork after this
    * point knows the call may have run. Written with the index of the last event. */
   executing() {
-    const line = { type: 'position', i: this.events - 1 };
-    const raw = this.#positionDelta(line);
-    if (raw.position !== undefined || raw.grew !== undefined || line.gone !== undefined) this.recorder.write(line, raw);
+    const members = this.#positionDelta();
+    if (members !== undefined) this.recorder.write({ type: 'position', i: this.events - 1 }, { '': members });
   }
 
-  /** The position's changes since the last written, into `line` (`gone`) and the raw texts. */
-  #positionDelta(line) {
-    const raw = {};
-    const at = keyFree(this.run.where?.());
-    if (at !== null && typeof at === 'object') {
-      const changed = [];
-      const grew = [];
-      const seen = new Set();
-      for (const key of Object.keys(at)) {
-        seen.add(key);
-        const value = at[key];
-        if (Array.isArray(value)) {
-          const items = value.map((v) => jsonOf(v, {}) ?? 'null');
-          const was = this.#position.get(key);
-          if (Array.isArray(was) && items.length >= was.length && was.every((t, i) => t === items[i])) {
-            if (items.length > was.length) grew.push(`${JSON.stringify(key)}:[${items.slice(was.length).join(',')}]`);
-          } else changed.push(`${JSON.stringify(key)}:[${items.join(',')}]`);
-          this.#position.set(key, items);
+  /** The position's changes since the last written, as a line's members (`"position"`,
+   * `"grew"`, `"gone"`); `undefined` for none. The core writes the position a member a line
+   * (`runPosition`), so a member is compared as the text it is. */
+  #positionDelta() {
+    const text = this.run.where?.(true);
+    const members = this.#members;
+    const changed = [];
+    const grew = [];
+    const seen = new Set();
+    // `{` and `}` off, then a member a line (a line break is never inside JSON's text).
+    for (const member of typeof text === 'string' && text.length > 2 ? text.slice(1, -1).split(',\n') : []) {
+      const colon = member.indexOf('":');
+      const key = member.slice(0, colon + 1);
+      seen.add(key);
+      const was = members.get(key);
+      if (was === member) continue;
+      members.set(key, member);
+      // A list with items appended: `was` but its `]`, then a comma (none after `[`).
+      if (was !== undefined && member.endsWith(']') && was.endsWith(']') && member.length > was.length && member.startsWith(was.slice(0, -1))) {
+        const empty = was.endsWith('[]');
+        if (empty || member[was.length - 1] === ',') {
+          grew.push(`${key}:[${member.slice(empty ? was.length - 1 : was.length, -1)}]`);
           continue;
         }
-        // The run's model is written once: a position names the same model at every event
-        // (known by its id, provider, api and base URL) unless a hook changed it.
-        if (key === 'model' && sameModel(value, this.#model)) continue;
-        const why = {};
-        const text = jsonOf(value, why) ?? JSON.stringify({ $unrecordable: why.text ?? 'undefined' });
-        if (key === 'model') this.#model = value;
-        if (this.#position.get(key) === text) continue;
-        this.#position.set(key, text);
-        changed.push(`${JSON.stringify(key)}:${text}`);
       }
-      const gone = [...this.#position.keys()].filter((k) => !seen.has(k));
-      for (const k of gone) this.#position.delete(k);
-      if (changed.length > 0) raw.position = `{${changed.join(',')}}`;
-      if (grew.length > 0) raw.grew = `{${grew.join(',')}}`;
-      if (gone.length > 0) line.gone = gone;
-    } else if (this.#position.size > 0) {
-      line.gone = [...this.#position.keys()];
-      this.#position.clear();
+      // The model as the cassette holds it: without `headers` (a gateway's token).
+      changed.push(key === '"model"' && member.includes('"headers"') ? `${key}:${JSON.stringify(keyFree({ model: JSON.parse(member.slice(colon + 2)) }).model)}` : member);
     }
-    return raw;
+    const gone = [];
+    for (const key of members.keys()) if (!seen.has(key)) gone.push(key);
+    for (const key of gone) members.delete(key);
+    const parts = [];
+    if (changed.length > 0) parts.push(`"position":{${changed.join(',')}}`);
+    if (grew.length > 0) parts.push(`"grew":{${grew.join(',')}}`);
+    if (gone.length > 0) parts.push(`"gone":[${gone.join(',')}]`);
+    return parts.length > 0 ? parts.join(',') : undefined;
   }
 
   /** Routes the run's inputs through the recorder: `own` is the run's glue (pending.js). */

@@ -85,17 +85,18 @@ impl Drop for Registered {
     }
 }
 
-/// The position of run `id` now (`agent::checkpoint`), as an object; `undefined` when no
-/// such run is in progress or it has not started.
+/// The position of run `id` now (`agent::checkpoint`), as JSON text (`Position::to_text`);
+/// `undefined` when no such run is in progress or it has not started.
 #[wasm_bindgen(js_name = runPosition)]
-pub fn run_position(id: u32) -> JsValue {
+pub fn run_position(id: u32) -> Option<String> {
+    // A copy: the host may be asked for a value's JSON while it is written.
     let position = RUNS.with(|r| {
         r.borrow()
             .iter()
             .find(|(i, _)| *i == id)
             .and_then(|(_, t)| t.position())
     });
-    position.map_or(JsValue::UNDEFINED, |p| super::js::from_json(&p.to_json()))
+    position.map(|p| p.to_text())
 }
 
 /// `runAgentLoop` / `runAgentLoopContinue` (L-34, L-35), and the resumption of a run from a
