@@ -671,8 +671,10 @@ export class Taping {
   }
 
 
-  /** The last position written: its members' JSON texts (`"key":value`), by key. */
-  #members = new Map();
+  /** The last position written: its members' JSON texts (`"key":value`) in order, and
+   * their keys (`"key"`). */
+  #members = [];
+  #keys = [];
 
   /** The line of an event boundary: the position as what changed since the last one
    * (`position`: its keys that changed, `gone`: those it lost, `grew`: lists that only had
@@ -697,35 +699,45 @@ export class Taping {
    * (`runPosition`), so a member is compared as the text it is. */
   #positionDelta() {
     const text = this.run.where?.(true);
-    const members = this.#members;
-    const changed = [];
-    const grew = [];
-    const seen = new Set();
     // `{` and `}` off, then a member a line (a line break is never inside JSON's text).
-    for (const member of typeof text === 'string' && text.length > 2 ? text.slice(1, -1).split(',\n') : []) {
+    const members = typeof text === 'string' && text.length > 2 ? text.slice(1, -1).split(',\n') : [];
+    const before = this.#members, known = this.#keys;
+    const keys = new Array(members.length);
+    let changed = '', grew = '', moved = members.length !== before.length;
+    for (let j = 0; j < members.length; j++) {
+      const member = members[j];
+      // The common case: the same member in the same place.
+      if (member === before[j]) {
+        keys[j] = known[j];
+        continue;
+      }
       const colon = member.indexOf('":');
-      const key = member.slice(0, colon + 1);
-      seen.add(key);
-      const was = members.get(key);
+      const key = (keys[j] = member.slice(0, colon + 1));
+      let at = j;
+      if (known[j] !== key) {
+        moved = true;
+        at = known.indexOf(key);
+      }
+      const was = at < 0 ? undefined : before[at];
       if (was === member) continue;
-      members.set(key, member);
       // A list with items appended: `was` but its `]`, then a comma (none after `[`).
       if (was !== undefined && member.endsWith(']') && was.endsWith(']') && member.length > was.length && member.startsWith(was.slice(0, -1))) {
         const empty = was.endsWith('[]');
         if (empty || member[was.length - 1] === ',') {
-          grew.push(`${key}:[${member.slice(empty ? was.length - 1 : was.length, -1)}]`);
+          grew += `${grew === '' ? '' : ','}${key}:[${member.slice(empty ? was.length - 1 : was.length, -1)}]`;
           continue;
         }
       }
       // The model as the cassette holds it: without `headers` (a gateway's token).
-      changed.push(key === '"model"' && member.includes('"headers"') ? `${key}:${JSON.stringify(keyFree({ model: JSON.parse(member.slice(colon + 2)) }).model)}` : member);
+      const written = key === '"model"' && member.includes('"headers"') ? `${key}:${JSON.stringify(keyFree({ model: JSON.parse(member.slice(colon + 2)) }).model)}` : member;
+      changed += `${changed === '' ? '' : ','}${written}`;
     }
-    const gone = [];
-    for (const key of members.keys()) if (!seen.has(key)) gone.push(key);
-    for (const key of gone) members.delete(key);
+    const gone = moved ? known.filter((k) => !keys.includes(k)) : [];
+    this.#members = members;
+    this.#keys = keys;
     const parts = [];
-    if (changed.length > 0) parts.push(`"position":{${changed.join(',')}}`);
-    if (grew.length > 0) parts.push(`"grew":{${grew.join(',')}}`);
+    if (changed !== '') parts.push(`"position":{${changed}}`);
+    if (grew !== '') parts.push(`"grew":{${grew}}`);
     if (gone.length > 0) parts.push(`"gone":[${gone.join(',')}]`);
     return parts.length > 0 ? parts.join(',') : undefined;
   }
