@@ -357,6 +357,16 @@ function decodeEvent(encoded, state) {
       if (partial.content?.$slot === 1) partial.content = p.content !== undefined ? p.content : [];
     }
     if (p.del !== undefined) for (const key of p.del) delete partial[key];
+    // Objects the stream changed in place: changed in place here too (a listener's earlier
+    // copy of the partial holds them).
+    for (const key of Object.keys(p.mut ?? {})) {
+      const target = partial[key], value = structuredClone(p.mut[key]);
+      if (Array.isArray(target) && Array.isArray(value)) target.splice(0, target.length, ...value);
+      else if (target !== null && typeof target === 'object' && !Array.isArray(target) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        for (const k of Object.keys(target)) if (!(k in value)) delete target[k];
+        Object.assign(target, value);
+      } else partial[key] = value;
+    }
     if (p.content !== undefined) partial.content = p.content;
     if (p.length !== undefined || p.blocks !== undefined) {
       if (!Array.isArray(partial.content)) partial.content = [];

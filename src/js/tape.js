@@ -105,6 +105,36 @@ function piState(p) {
   return { keys, stopReason: p.stopReason, usage: u, input: u?.input, output: u?.output, cacheRead: u?.cacheRead, cacheWrite: u?.cacheWrite, totalTokens: u?.totalTokens, cost: u?.cost?.total };
 }
 
+/** Whether a block still holds what its `copy2` does (an object it holds two levels deep). */
+function sameBlock(block, copy) {
+  if (block === null || typeof block !== 'object') return false;
+  let keys = 0;
+  for (const key in block) {
+    keys++;
+    const v = block[key], was = copy[key];
+    if (v !== was && !(v !== null && typeof v === 'object' && was !== null && typeof was === 'object' && same2(v, was))) return false;
+  }
+  for (const _ in copy) keys--;
+  return keys === 0;
+}
+
+/** Whether the last block is as last compared (`known`: its `#blocks` entry), by what pi-ai's
+ * streams change in a block of its type: a text or thinking grown (a new string), a
+ * signature, a call's arguments (a new object at each delta); any other block whole. */
+function sameLast(block, known) {
+  const copy = known.copy;
+  switch (block.type) {
+    case 'text':
+      return block.text === copy.text;
+    case 'thinking':
+      return block.thinking === copy.thinking && block.thinkingSignature === copy.thinkingSignature;
+    case 'toolCall':
+      return block.arguments === known.args && block.partialArgs === copy.partialArgs;
+    default:
+      return sameBlock(block, copy);
+  }
+}
+
 /** Whether `p`'s `piState` is `s`. */
 function samePi(p, s) {
   let keys = 0;
@@ -137,6 +167,7 @@ class PartialDiff {
    * no partial whose field is the partial streamed so far (a `done`'s message) has that field
    * written as a reference, and the partial's changes as `pp`. */
   encode(event) {
+    this.#count(event);
     const out = {};
     let partial = event.partial;
     let own = true;
@@ -194,9 +225,10 @@ class PartialDiff {
    * stream had gone on, its text whole already); `false` for any other event. The text itself is not read (a text built by
    * appending is not flattened at each delta): every 256th delta, and any other event, is
    * compared whole, the block's text against the text before plus the deltas since. What
-   * pi-ai's streams change in the partial is compared at each delta (`samePi`); so another
-   * change between two deltas (to another block, or a stream's own) is written at most 256
-   * deltas late.
+   * pi-ai's streams change in the partial is compared at each delta (`samePi`, and the last
+   * block when the delta is not in it); so another change between two deltas (a stream's own:
+   * to a block before the last, a field pi-ai does not change) is written at most 256 deltas
+   * late.
    */
   grown(event) {
     const type = event.type;
@@ -209,18 +241,42 @@ class PartialDiff {
     if (!Array.isArray(content) || content.length !== this.#contentLength) return false;
     const known = this.#blocks[i];
     if (known === undefined || known.block !== content[i] || !samePi(partial, this.#pi)) return false;
+    // A stream appends to its last block: read behind it (a thinking delta while the text
+    // after it streams), that block is compared too.
+    const last = content.length - 1;
+    if (i !== last) {
+      const lastKnown = this.#blocks[last];
+      if (lastKnown === undefined || lastKnown.block !== content[last] || !sameLast(content[last], lastKnown)) return false;
+    }
     const delta = event.delta, v = known.block[field], was = known.copy[field];
     if (typeof delta !== 'string' || typeof v !== 'string' || typeof was !== 'string') return false;
-    // Grown by the delta, or (the stream ahead of the loop, the text whole already) not at all.
+    // Grown by the delta: as long as the deltas read so far make it (a stream ahead of the
+    // loop has appended deltas it has not read: then its growth since is not this delta);
+    // or (the stream ahead, the text as it was) not at all.
     const same = v === was;
-    if (!same && v.length !== was.length + delta.length) return false;
+    const read = this.#read[i];
+    if (!same && (read === undefined || v.length !== read + delta.length || v.length !== was.length + delta.length)) return false;
     let keys = 0;
     for (const _ in event) keys++;
     if (keys !== 4) return false;
     this.#sinceFull++;
+    if (read !== undefined) this.#read[i] = read + delta.length;
     if (same) return SAME;
     known.copy[field] = was + delta;
     return GREW;
+  }
+
+  /** How long each block's text is by the deltas read (from its `*_start`), where known. */
+  #read = [];
+
+  /** Counts a slow path's event in `#read`. */
+  #count(event) {
+    const type = event.type, i = event.contentIndex;
+    if (!Number.isInteger(i) || i < 0) return;
+    if (type === 'text_start' || type === 'thinking_start') this.#read[i] = 0;
+    else if ((type === 'text_delta' || type === 'thinking_delta') && this.#read[i] !== undefined) {
+      this.#read[i] = typeof event.delta === 'string' ? this.#read[i] + event.delta.length : undefined;
+    }
   }
 
   /** Whether the partial's fields but `content` are as last compared (in the same order; a
@@ -246,15 +302,19 @@ class PartialDiff {
       this.#partial = partial;
       this.#order = [];
       this.#values = [];
+      this.#refs = [];
+      this.#read = [];
       this.#blocks = [];
       this.#argText = [];
       this.#contentLength = -1;
       p.new = 1;
     }
     // The fields but `content`, compared in the order last seen; a field added, removed or
-    // moved writes them all again.
-    const order = this.#order, values = this.#values;
-    let j = 0, same = true, hasContent = false;
+    // moved writes them all again. An object a field holds is written under `mut` when it is
+    // the same object changed in place (a listener's copy of the partial, made before, holds
+    // it and sees the change: a replay changes its own in place too), else under `set`.
+    const order = this.#order, values = this.#values, refs = this.#refs;
+    let j = 0, same = true, hasContent = false, changed;
     for (const key in partial) {
       if (key === 'content') {
         hasContent = true;
@@ -267,31 +327,50 @@ class PartialDiff {
       const v = partial[key], was = values[j];
       j++;
       if (v === was) continue;
-      if (v !== null && typeof v === 'object' && was !== null && typeof was === 'object' && same2(v, was)) continue;
-      (p.set ??= {})[key] = v;
-      values[j - 1] = copy2(v);
+      const object = v !== null && typeof v === 'object';
+      if (object && v === refs[j - 1]) {
+        if (same2(v, was)) continue;
+        (p.mut ??= {})[key] = v;
+      } else (p.set ??= {})[key] = v;
+      (changed ??= []).push(j - 1, v);
     }
-    if (!same || j !== order.length) {
-      // Written again whole, in their order (`content` holds its place).
+    if (same && j === order.length) {
+      // Taken as the last written only now: a field added, removed or moved writes them all.
+      for (let c = 0; c < (changed?.length ?? 0); c += 2) {
+        values[changed[c]] = copy2(changed[c + 1]);
+        refs[changed[c]] = changed[c + 1];
+      }
+    } else {
+      // Written again whole, in their order (`content` holds its place); an object that is
+      // the one written before stays (under `mut` where it changed).
       const set = {};
-      const gone = new Set(order);
+      delete p.mut;
+      const before = new Map(order.map((k, i) => [k, i]));
+      const wasValues = values.slice(), wasRefs = refs.slice();
       order.length = 0;
       values.length = 0;
+      refs.length = 0;
       for (const key of Object.keys(partial)) {
-        gone.delete(key);
+        const at = before.get(key);
+        before.delete(key);
         if (key === 'content') {
           hasContent = true;
           if (p.new === 1) set.content = { $slot: 1 };
           continue;
         }
+        const v = partial[key];
         order.push(key);
-        values.push(copy2(partial[key]));
-        set[key] = partial[key];
+        values.push(copy2(v));
+        refs.push(v);
+        if (at !== undefined && v !== null && typeof v === 'object' && v === wasRefs[at]) {
+          if (!same2(v, wasValues[at])) (p.mut ??= {})[key] = v;
+        } else set[key] = v;
       }
-      gone.delete('content');
+      before.delete('content');
       p.set = set;
-      if (gone.size > 0) p.del = [...gone];
-    } else if (p.new === 1 && hasContent) (p.set ??= {}).content = { $slot: 1 };
+      if (before.size > 0) p.del = [...before.keys()];
+    }
+    if (same && j === order.length && p.new === 1 && hasContent) (p.set ??= {}).content = { $slot: 1 };
     const content = partial.content;
     if (!Array.isArray(content)) {
       if (hasContent) p.content = content;
@@ -314,7 +393,7 @@ class PartialDiff {
         if (change === undefined) continue;
       }
       (blocks ??= []).push([i, change === WHOLE ? block : change]);
-      this.#blocks[i] = { block, keys: block !== null && typeof block === 'object' ? Object.keys(block) : [], copy: copy2(block) };
+      this.#blocks[i] = { block, keys: block !== null && typeof block === 'object' ? Object.keys(block) : [], copy: copy2(block), args: block?.arguments };
     }
     if (this.#blocks.length > content.length) this.#blocks.length = content.length;
     if (blocks !== undefined) p.blocks = blocks;
@@ -351,9 +430,11 @@ class PartialDiff {
     return j === keys.length ? diff : WHOLE;
   }
 
-  /** The partial's fields but `content`, in order, and a copy of each value (`copy2`). */
+  /** The partial's fields but `content`, in order, a copy of each value (`copy2`), and each
+   * value itself. */
   #order = [];
   #values = [];
+  #refs = [];
   #contentLength = -1;
   /** The length of each block's streamed argument text so far. */
   #argText = [];

@@ -456,3 +456,84 @@ test('after a divergence nothing more is delivered; the replayed agent goes on l
   assert.ok(['replayed', 'replay_divergence'].includes(sequential));
   assert.ok(delivered.length > 0);
 });
+
+/** A seeded generator (mulberry32): the failing seed is in the assertion message. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test('streams that change the partial between deltas as pi-ai\'s do (usage in place, an id, a stop reason, the duration; thinking, text and a call\'s arguments), read as pushed or far behind, replay as delivered', async () => {
+  for (let seed = 1; seed <= 60; seed++) {
+    const random = rng(seed);
+    const pick = (n) => Math.floor(random() * n);
+    // Each response: deltas in one or two blocks; between deltas, one of pi-ai's changes to the
+    // partial; the stream pushes all at once (the loop reads far behind) or a microtask apart.
+    const respond = (_model, context) => {
+      const n = context.messages.filter((m) => m.role === 'assistant').length;
+      const s = createAssistantMessageEventStream();
+      const ahead = random() < 0.5;
+      const deltas = 1 + pick(600);
+      (async () => {
+        const partial = { role: 'assistant', api: 'gen', provider: 'gen', model: 'gen', usage: usage(1), content: [], stopReason: 'stop', timestamp: 1000 + n };
+        s.push({ type: 'start', partial });
+        const kinds = random() < 0.5 ? ['text'] : ['thinking', 'text'];
+        for (const [i, kind] of kinds.entries()) {
+          partial.content.push(kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '' });
+          s.push({ type: `${kind}_start`, contentIndex: i, partial });
+          for (let d = 0; d < deltas; d++) {
+            const delta = pick(20) === 0 ? '' : `w${d}\u00e9 `;
+            partial.content[i][kind] += delta;
+            s.push({ type: `${kind}_delta`, contentIndex: i, delta, partial });
+            switch (pick(40)) {
+              case 0: partial.usage.output += 1; partial.usage.totalTokens += 1; break;
+              case 1: partial.usage.cost.total += 0.5; break;
+              case 2: partial.responseId ??= `resp-${seed}-${n}`; break;
+              case 3: partial.usage = usage(2 + d); break;
+              case 4: partial.stopReason = partial.stopReason === 'stop' ? 'length' : 'stop'; break;
+              default: break;
+            }
+            if (!ahead) await Promise.resolve();
+          }
+          if (kind === 'thinking') partial.content[i].thinkingSignature = `sig-${seed}`;
+          s.push({ type: `${kind}_end`, contentIndex: i, content: partial.content[i][kind], partial });
+        }
+        if (random() < 0.5) {
+          // A call whose arguments stream as pi-ai's do: the partial text kept, the arguments
+          // parsed anew at each delta.
+          const i = partial.content.length;
+          const call = { type: 'toolCall', id: `call-${seed}-${n}`, name: 'nothing', arguments: {}, partialArgs: '' };
+          partial.content.push(call);
+          s.push({ type: 'toolcall_start', contentIndex: i, partial });
+          const json = JSON.stringify({ note: 'x'.repeat(pick(50)), n });
+          for (let k = 0; k < json.length; k += 3) {
+            call.partialArgs += json.slice(k, k + 3);
+            call.arguments = k + 3 >= json.length ? JSON.parse(json) : { partial: call.partialArgs.length };
+            s.push({ type: 'toolcall_delta', contentIndex: i, delta: json.slice(k, k + 3), partial });
+            if (!ahead) await Promise.resolve();
+          }
+          delete call.partialArgs;
+          s.push({ type: 'toolcall_end', contentIndex: i, toolCall: call, partial });
+        }
+        s.push({ type: 'done', reason: partial.stopReason, message: partial });
+      })();
+      return s;
+    };
+    const recorder = new Recorder();
+    const nothing = { name: 'nothing', label: 'nothing', description: 'does nothing', parameters: { type: 'object' }, execute: async () => ({ content: [{ type: 'text', text: 'done' }], details: {} }) };
+    const agent = new Agent({ initialState: { model, tools: [nothing] }, streamFn: respond, record: recorder });
+    const events = [];
+    agent.subscribe((e) => events.push(JSON.parse(JSON.stringify(e))));
+    await agent.prompt('go');
+    await agent.prompt('again');
+    const got = await replayed(recorder.toString(), { initialState: { model, tools: [{ ...nothing, execute: () => assert.fail('replay ran the tool') }] }, streamFn: noModel });
+    assert.equal(got.seen.length, events.length, `seed ${seed}`);
+    for (let i = 0; i < events.length; i++) assert.deepEqual(got.seen[i], events[i], `seed ${seed}, event ${i} (${events[i].type})`);
+  }
+});
