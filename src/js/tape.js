@@ -220,11 +220,12 @@ class PartialDiff {
   #sinceFull = 0;
   /**
    * The common case, told apart at a few comparisons and written by `Recorder.grow`: a text
-   * or thinking delta with the same partial, fields and blocks as before, whose block's text is as
-   * long as the text it had plus the delta (`GREW`), or is the very text it had (`SAME`: the
-   * stream had gone on, its text whole already); `false` for any other event. The text itself is not read (a text built by
-   * appending is not flattened at each delta): every 256th delta, and any other event, is
-   * compared whole, the block's text against the text before plus the deltas since. What
+   * or thinking delta with the same partial, fields and blocks as before, whose block's text
+   * is as long as the text it had plus the delta (`GREW`), or is the very text it had (`SAME`:
+   * the stream had gone on, its text whole already); `false` for any other event. The text
+   * itself is not read (a text built by appending is not flattened at each delta): every
+   * 256th delta, and any other event, is compared whole, the block's text against the text
+   * before plus the deltas since. What
    * pi-ai's streams change in the partial is compared at each delta (`samePi`, and the last
    * block when the delta is not in it); so another change between two deltas (a stream's own:
    * to a block before the last, a field pi-ai does not change) is written at most 256 deltas
@@ -238,7 +239,7 @@ class PartialDiff {
     if (partial !== this.#partial || partial === null || typeof partial !== 'object') return false;
     const content = partial.content;
     const i = event.contentIndex;
-    if (!Array.isArray(content) || content.length !== this.#contentLength) return false;
+    if (!Number.isInteger(i) || !Array.isArray(content) || content.length !== this.#contentLength) return false;
     const known = this.#blocks[i];
     if (known === undefined || known.block !== content[i] || !samePi(partial, this.#pi)) return false;
     // A stream appends to its last block: read behind it (a thinking delta while the text
@@ -277,20 +278,6 @@ class PartialDiff {
     else if ((type === 'text_delta' || type === 'thinking_delta') && this.#read[i] !== undefined) {
       this.#read[i] = typeof event.delta === 'string' ? this.#read[i] + event.delta.length : undefined;
     }
-  }
-
-  /** Whether the partial's fields but `content` are as last compared (in the same order; a
-   * value that is an object, its usage, compared two levels deep). */
-  #sameFields(partial) {
-    const order = this.#order, values = this.#values;
-    let j = 0;
-    for (const key in partial) {
-      if (key === 'content') continue;
-      if (order[j] !== key) return false;
-      const v = partial[key], was = values[j++];
-      if (v !== was && !(v !== null && typeof v === 'object' && same2(v, was))) return false;
-    }
-    return j === order.length;
   }
 
   #diff(event, partial) {

@@ -537,3 +537,26 @@ test('streams that change the partial between deltas as pi-ai\'s do (usage in pl
     for (let i = 0; i < events.length; i++) assert.deepEqual(got.seen[i], events[i], `seed ${seed}, event ${i} (${events[i].type})`);
   }
 });
+
+test('a delta whose contentIndex is a string, or that carries a field of its own, replays as it was delivered', async () => {
+  const respond = () => {
+    const s = createAssistantMessageEventStream();
+    const partial = { role: 'assistant', api: 'odd', provider: 'odd', model: 'odd', usage: usage(1), content: [{ type: 'text', text: '' }], stopReason: 'stop', timestamp: 5 };
+    s.push({ type: 'start', partial });
+    s.push({ type: 'text_start', contentIndex: 0, partial });
+    for (let d = 0; d < 300; d++) {
+      partial.content[0].text += `d${d} `;
+      s.push(d % 3 === 0 ? { type: 'text_delta', contentIndex: '0', delta: `d${d} `, partial } : d % 3 === 1 ? { type: 'text_delta', contentIndex: 0, delta: `d${d} `, partial, extra: d } : { type: 'text_delta', contentIndex: 0, delta: `d${d} `, partial });
+    }
+    s.push({ type: 'done', reason: 'stop', message: partial });
+    return s;
+  };
+  const recorder = new Recorder();
+  const agent = new Agent({ initialState: { model }, streamFn: respond, record: recorder });
+  const events = [];
+  agent.subscribe((e) => events.push(JSON.parse(JSON.stringify(e))));
+  await agent.prompt('go');
+  const got = await replayed(recorder.toString(), { initialState: { model }, streamFn: noModel });
+  assert.deepEqual(got.seen, events);
+  assert.ok(events.some((e) => e.assistantMessageEvent?.contentIndex === '0') && events.some((e) => e.assistantMessageEvent?.extra === 1));
+});
