@@ -728,32 +728,51 @@ export class Taping {
         if (p !== undefined) rec.writeNow({ type: 'view', n: reading.n, p });
       }
       // Before an event that moves the run, its `emit` line: a process that dies while its
-      // listeners run has delivered it (its boundary line comes after them).
+      // listeners run has delivered it. The position after the event is taken now, in the
+      // events' order (the listeners of parallel calls' events may settle out of it); its
+      // line is written once the listeners settled, in the events' order.
       rec.write({ type: 'emit', i: index });
+      const slot = { index, type, members: this.#positionDelta(), message: type === 'message_end' ? rec.knows(event.message) : undefined, settled: false, written: true };
+      this.#boundaries.push(slot);
       const r = inner(event);
-      const write = () => this.boundary(index, event);
-      if (r != null && typeof r.then === 'function') return r.then(write);
+      const write = () => this.#settled(slot, true);
+      // A listener that rejects fails the run: no line for its event.
+      const fail = () => this.#settled(slot, false);
+      // The listeners' own Promise goes back to the loop (no step of the recording's to
+      // await: a recorded run's timing is an unrecorded one's); this reaction runs first.
+      if (r instanceof Promise) {
+        r.then(write, fail);
+        return r;
+      }
+      if (r != null && typeof r.then === 'function') return r.then((v) => (write(), v), (e) => (fail(), Promise.reject(e)));
       write();
       return r;
     };
   }
 
+  /** Events delivered whose lines are not written yet, in the events' order. */
+  #boundaries = [];
+
+  /** An event's listeners settled: the lines of the events before it that settled too are
+   * written, in order. */
+  #settled(slot, written) {
+    slot.settled = true;
+    slot.written = written;
+    const queue = this.#boundaries;
+    while (queue.length > 0 && queue[0].settled) {
+      const s = queue.shift();
+      if (!s.written) continue;
+      const raw = {};
+      if (s.members !== undefined) raw[''] = s.members;
+      if (s.message !== undefined) raw.message = s.message;
+      this.recorder.write({ type: 'event', i: s.index, event: s.type }, raw);
+    }
+  }
 
   /** The last position written: its members' JSON texts (`"key":value`) in order, and
    * their keys (`"key"`). */
   #members = [];
   #keys = [];
-
-  /** The line of an event boundary: the position as what changed since the last one
-   * (`position`: its keys that changed, `gone`: those it lost, `grew`: lists that only had
-   * items appended, as those items), made text at once. */
-  boundary(index, event) {
-    const raw = {};
-    const members = this.#positionDelta();
-    if (members !== undefined) raw[''] = members;
-    if (event?.type === 'message_end') raw.message = this.recorder.knows(event.message);
-    this.recorder.write({ type: 'event', i: index, event: event?.type }, raw);
-  }
 
   /** The position right before a tool runs (its call is then executing): a fork after this
    * point knows the call may have run. Written with the index of the last event. */
