@@ -352,13 +352,8 @@ function decodeEvent(encoded, state) {
     if (encoded.type === 'toolcall_delta' && Number.isInteger(ci) && typeof encoded.delta === 'string') {
       (state.args[ci] ??= new ToolArguments()).append(encoded.delta);
     }
-    if (p.set !== undefined) {
-      Object.assign(partial, structuredClone(p.set));
-      if (partial.content?.$slot === 1) partial.content = p.content !== undefined ? p.content : [];
-    }
-    if (p.del !== undefined) for (const key of p.del) delete partial[key];
-    // Objects the stream changed in place: changed in place here too (a listener's earlier
-    // copy of the partial holds them).
+    // Objects the stream changed in place (first: one replaced after is changed before it
+    // goes): changed in place here too (a listener's earlier copy of the partial holds them).
     for (const key of Object.keys(p.mut ?? {})) {
       const target = partial[key], value = structuredClone(p.mut[key]);
       if (Array.isArray(target) && Array.isArray(value)) target.splice(0, target.length, ...value);
@@ -367,6 +362,11 @@ function decodeEvent(encoded, state) {
         Object.assign(target, value);
       } else partial[key] = value;
     }
+    if (p.set !== undefined) {
+      Object.assign(partial, structuredClone(p.set));
+      if (partial.content?.$slot === 1) partial.content = p.content !== undefined ? p.content : [];
+    }
+    if (p.del !== undefined) for (const key of p.del) delete partial[key];
     if (p.content !== undefined) partial.content = p.content;
     if (p.length !== undefined || p.blocks !== undefined) {
       if (!Array.isArray(partial.content)) partial.content = [];

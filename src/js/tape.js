@@ -102,7 +102,11 @@ function piState(p) {
   let keys = 0;
   for (const _ in p) keys++;
   const u = p.usage;
-  return { keys, stopReason: p.stopReason, usage: u, input: u?.input, output: u?.output, cacheRead: u?.cacheRead, cacheWrite: u?.cacheWrite, totalTokens: u?.totalTokens, cost: u?.cost?.total };
+  const c = u?.cost;
+  return {
+    keys, stopReason: p.stopReason, usage: u, input: u?.input, output: u?.output, cacheRead: u?.cacheRead, cacheWrite: u?.cacheWrite, totalTokens: u?.totalTokens,
+    cost: c, costInput: c?.input, costOutput: c?.output, costCacheRead: c?.cacheRead, costCacheWrite: c?.cacheWrite, costTotal: c?.total,
+  };
 }
 
 /** Whether a block still holds what its `copy2` does (an object it holds two levels deep). */
@@ -118,18 +122,22 @@ function sameBlock(block, copy) {
   return keys === 0;
 }
 
-/** Whether the last block is as last compared (`known`: its `#blocks` entry), by what pi-ai's
- * streams change in a block of its type: a text or thinking grown (a new string), a
- * signature, a call's arguments (a new object at each delta); any other block whole. */
-function sameLast(block, known) {
+/** Whether a block is as last compared (`known`: its `#blocks` entry) but for the field a
+ * delta grows (`grows`), by what pi-ai's streams change in a block of its type: its keys
+ * (an `index` deleted at its end), a text or thinking (a new string), a signature, a call's
+ * arguments (a new object at each delta, or one changed in place); any other block whole. */
+function sameBlockBut(block, known, grows) {
   const copy = known.copy;
+  let keys = 0;
+  for (const _ in block) keys++;
+  if (keys !== known.keys.length) return false;
   switch (block.type) {
     case 'text':
-      return block.text === copy.text;
+      return (grows === 'text' || block.text === copy.text) && block.textSignature === copy.textSignature;
     case 'thinking':
-      return block.thinking === copy.thinking && block.thinkingSignature === copy.thinkingSignature;
+      return (grows === 'thinking' || block.thinking === copy.thinking) && block.thinkingSignature === copy.thinkingSignature && block.redacted === copy.redacted;
     case 'toolCall':
-      return block.arguments === known.args && block.partialArgs === copy.partialArgs;
+      return block.arguments === known.args && same2(block.arguments, copy.arguments) && block.partialArgs === copy.partialArgs;
     default:
       return sameBlock(block, copy);
   }
@@ -140,8 +148,12 @@ function samePi(p, s) {
   let keys = 0;
   for (const _ in p) keys++;
   const u = p.usage;
-  return keys === s.keys && p.stopReason === s.stopReason && u === s.usage && (u === null || typeof u !== 'object' ||
-    (u.input === s.input && u.output === s.output && u.cacheRead === s.cacheRead && u.cacheWrite === s.cacheWrite && u.totalTokens === s.totalTokens && u.cost?.total === s.cost));
+  if (keys !== s.keys || p.stopReason !== s.stopReason || u !== s.usage) return false;
+  if (u === null || typeof u !== 'object') return true;
+  const c = u.cost;
+  return u.input === s.input && u.output === s.output && u.cacheRead === s.cacheRead && u.cacheWrite === s.cacheWrite && u.totalTokens === s.totalTokens &&
+    c === s.cost && (c === null || typeof c !== 'object' ||
+      (c.input === s.costInput && c.output === s.costOutput && c.cacheRead === s.costCacheRead && c.cacheWrite === s.costCacheWrite && c.total === s.costTotal));
 }
 
 /** Every this many streamed deltas in a row, the partial is compared whole (PartialDiff). */
@@ -241,13 +253,13 @@ class PartialDiff {
     const i = event.contentIndex;
     if (!Number.isInteger(i) || !Array.isArray(content) || content.length !== this.#contentLength) return false;
     const known = this.#blocks[i];
-    if (known === undefined || known.block !== content[i] || !samePi(partial, this.#pi)) return false;
+    if (known === undefined || known.block !== content[i] || !samePi(partial, this.#pi) || !sameBlockBut(known.block, known, field)) return false;
     // A stream appends to its last block: read behind it (a thinking delta while the text
     // after it streams), that block is compared too.
     const last = content.length - 1;
     if (i !== last) {
       const lastKnown = this.#blocks[last];
-      if (lastKnown === undefined || lastKnown.block !== content[last] || !sameLast(content[last], lastKnown)) return false;
+      if (lastKnown === undefined || lastKnown.block !== content[last] || !sameBlockBut(content[last], lastKnown, undefined)) return false;
     }
     const delta = event.delta, v = known.block[field], was = known.copy[field];
     if (typeof delta !== 'string' || typeof v !== 'string' || typeof was !== 'string') return false;
@@ -314,11 +326,15 @@ class PartialDiff {
       const v = partial[key], was = values[j];
       j++;
       if (v === was) continue;
-      const object = v !== null && typeof v === 'object';
-      if (object && v === refs[j - 1]) {
+      const object = v !== null && typeof v === 'object', ref = refs[j - 1];
+      if (object && v === ref) {
         if (same2(v, was)) continue;
         (p.mut ??= {})[key] = v;
-      } else (p.set ??= {})[key] = v;
+      } else {
+        // Replaced: the object before, if it was changed in place first, is changed so too.
+        if (ref !== null && typeof ref === 'object' && !same2(ref, was)) (p.mut ??= {})[key] = ref;
+        (p.set ??= {})[key] = v;
+      }
       (changed ??= []).push(j - 1, v);
     }
     if (same && j === order.length) {
@@ -349,9 +365,14 @@ class PartialDiff {
         order.push(key);
         values.push(copy2(v));
         refs.push(v);
-        if (at !== undefined && v !== null && typeof v === 'object' && v === wasRefs[at]) {
-          if (!same2(v, wasValues[at])) (p.mut ??= {})[key] = v;
-        } else set[key] = v;
+        const ref = at === undefined ? undefined : wasRefs[at];
+        const inPlace = ref !== null && typeof ref === 'object' && !same2(ref, wasValues[at]);
+        if (v !== null && typeof v === 'object' && v === ref) {
+          if (inPlace) (p.mut ??= {})[key] = v;
+        } else {
+          if (inPlace) (p.mut ??= {})[key] = ref;
+          set[key] = v;
+        }
       }
       before.delete('content');
       p.set = set;
