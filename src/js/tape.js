@@ -516,11 +516,18 @@ export class Recorder {
     return this.#lines.length === 0 ? '' : `${this.#lines.join('\n')}\n`;
   }
 
-  /** Keeps `value` (an API key) out of every line written from now on: each occurrence is
-   * written as `[redacted]`. A value shorter than 12 characters is no secret (a placeholder
-   * such as "none" or "ollama") and is left as it is. */
+  /** Keeps `value` (an API key) out of the cassette's lines: each occurrence is written as
+   * `[redacted]` (in the lines made before too; not in those `onLine` was given already). A
+   * value shorter than 12 characters is no secret (a placeholder such as "none" or "ollama")
+   * and is left as it is. */
   secret(value) {
-    if (typeof value === 'string' && value.length >= MIN_SECRET) this.#secrets.add(value);
+    if (typeof value !== 'string' || value.length < MIN_SECRET || this.#secrets.has(value)) return;
+    this.#secrets.add(value);
+    // Lines made before it was known are cut too (those given to `onLine` are out already).
+    const escaped = JSON.stringify(value).slice(1, -1);
+    for (let i = 0; i < this.#lines.length; i++) {
+      if (this.#lines[i].includes(escaped)) this.#lines[i] = this.#lines[i].split(escaped).join('[redacted]');
+    }
   }
 
   /** What `onLine` threw or rejected with, each as its message (the recording goes on). */
@@ -670,6 +677,13 @@ export class Recorder {
     }
     this.#seq = 0;
     this.#requests = 0;
+    // The key the built-in stream would take from the environment for the run's model, known
+    // before the first line (a prompt, a system prompt or a base URL may hold it).
+    try {
+      this.secret(envApiKey(run.config?.model?.provider).apiKey);
+    } catch {
+      // A model whose reads throw: the run meets it.
+    }
     const line = { type: 'run', mode: run.mode };
     const context = run.context ?? {};
     if (context.systemPrompt !== undefined) line.systemPrompt = context.systemPrompt;

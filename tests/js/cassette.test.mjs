@@ -264,7 +264,12 @@ test('bad cassettes and options are invalid_input errors naming what is wrong', 
     assert.match(error.message, pattern);
   };
   await bad(42, /cassette: expected its text, its lines or a Recorder/);
-  await bad('{"type":"cassette","version":1,"kind":"agent"}\nnot json', /cassette line 2: not JSON/);
+  await bad('{"type":"cassette","version":1,"kind":"agent"}\nnot json\n{"type":"end"}', /cassette line 2: not JSON/);
+  // A last line cut off by a dying process (no line break after it) is where the cassette ends.
+  const whole = reference.recorder.toString();
+  const cut = whole.slice(0, whole.indexOf('\n', whole.length >> 1) + 20);
+  assert.ok(!cut.endsWith('\n'));
+  assert.deepEqual(readCassette(cut), readCassette(cut.slice(0, cut.lastIndexOf('\n') + 1)));
   await bad('{"type":"cassette","version":9,"kind":"agent"}', /version 9 is not 1/);
   await bad('{"type":"run","mode":"prompt"}', /the first line is not its header/);
   await bad('{"type":"cassette","version":1,"kind":"agent"}\n{"type":"run","mode":"prompt","messages":{"keep":3,"add":[]}}', /keeps 3 of 0 messages/);
