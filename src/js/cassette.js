@@ -8,7 +8,7 @@
 import { Agent } from './agent.js';
 import { runAgentLoop, runAgentLoopContinue, runAgentLoopResume, CHECKPOINT_VERSION, UPDATE_KINDS } from './loop.js';
 import { ToolArguments } from './streaming-json.js';
-import { Recorder, Taping, CASSETTE_VERSION, recordStream, openRecorded } from './tape.js';
+import { Recorder, Taping, CASSETTE_VERSION, HEADER, recordStream, openRecorded } from './tape.js';
 
 export { Recorder, CASSETTE_VERSION };
 
@@ -289,6 +289,9 @@ function playStream(recorded, taping) {
           while (records[i]?.type === 'view') i++;
           const r = records[i++];
           if (r === undefined) {
+            // An aborted run that gave up on a stream that sent no more (its abortGraceMs): the
+            // same wait here, which the replayed abort bounds the same way.
+            if (taping?.abandoned()) return NEVER();
             // The cassette ends in the middle of this response: the recording was cut off here.
             if (taping?.responseCut(recorded.line.n) === 'cut') return NEVER();
             return { value: undefined, done: true };
@@ -559,6 +562,13 @@ class PlayTaping extends Taping {
    * for more than it holds after its last event, and the cassette's next run is a `resume`):
    * the replay stops it silently, and the next run goes on. */
   cut = false;
+
+  /** Whether the recorded run was aborted and went on to its end: a response of it that the
+   * cassette ends inside was given up on after the abort, not cut off. */
+  abandoned() {
+    const run = this.#recorded;
+    return !this.#player.live && run !== undefined && run.ended && run.abort !== undefined;
+  }
 
   /** The cassette ends inside response `n`: a cut (the run is stopped silently) or a
    * divergence, even with `onMiss: "live"` (a response cannot go on live from its middle). */
@@ -1097,5 +1107,7 @@ export async function fork(cassette, { at, change } = {}, options = {}) {
   });
   if (snapshot.position !== undefined) await agent.resume();
   else if (snapshot.steering.length > 0) await agent.continue();
+  // Forked at the end, with nothing to run: a cassette of no run, its agent's next runs to come.
+  else recorder[HEADER]('agent');
   return { agent, messages: agent.state.messages, events, cassette: recorder };
 }

@@ -10,6 +10,9 @@ import { UNTRACKED } from './loop.js';
 /** The format of cassettes. */
 export const CASSETTE_VERSION = 1;
 
+/** `Recorder`'s way to write its header before any run (cassette.js `fork`). */
+export const HEADER = Symbol('header');
+
 /** `{ message }` of an Error (or `{ thrown }`, the text pi's loop makes of any other value). */
 export function thrownOf(error) {
   try {
@@ -665,14 +668,20 @@ export class Recorder {
     return place === undefined ? JSON.parse(text) : { $m: place };
   }
 
+  /** The cassette's header, for runs of `kind`, when it has none yet (a fork that had nothing
+   * to run gives a cassette all the same: cassette.js). */
+  [HEADER](kind) {
+    if (this.#kind !== undefined) return;
+    this.#kind = kind;
+    this.write({ type: 'cassette', version: CASSETTE_VERSION, kind });
+  }
+
   /** Called by the loop for each run (loop.js `startRun`): the run's start, and the hooks that
    * route its inputs through this recorder. `run.kind`: `"agent"` or `"loop"`. */
   begin(run) {
     if (this.#active > 0) throw Object.assign(new Error('A Recorder records one run at a time'), { code: 'invalid_input' });
-    if (this.#kind === undefined) {
-      this.#kind = run.kind;
-      this.write({ type: 'cassette', version: CASSETTE_VERSION, kind: run.kind });
-    } else if (this.#kind !== run.kind) {
+    if (this.#kind === undefined) this[HEADER](run.kind);
+    else if (this.#kind !== run.kind) {
       throw Object.assign(new Error(`This Recorder records ${this.#kind} runs, not ${run.kind} runs`), { code: 'invalid_input' });
     }
     this.#seq = 0;

@@ -565,3 +565,47 @@ test('a delta whose contentIndex is a string, or that carries a field of its own
   assert.deepEqual(got.seen, events);
   assert.ok(events.some((e) => e.assistantMessageEvent?.contentIndex === '0') && events.some((e) => e.assistantMessageEvent?.extra === 1));
 });
+
+test('a fork at the last event has a cassette all the same; a stream that sent no more after an abort replays as the live run ended', async () => {
+  const once = () => {
+    const s = createAssistantMessageEventStream();
+    const partial = { role: 'assistant', api: 'a', provider: 'a', model: 'a', usage: usage(1), content: [{ type: 'text', text: 'hi' }], stopReason: 'stop', timestamp: 9 };
+    s.push({ type: 'start', partial });
+    s.push({ type: 'done', reason: 'stop', message: partial });
+    return s;
+  };
+  const recorder = new Recorder();
+  const agent = new Agent({ initialState: { model }, streamFn: once, record: recorder });
+  let count = 0;
+  agent.subscribe(() => { count++; });
+  await agent.prompt('go');
+  const forked = await fork(recorder.toString(), { at: count - 1 }, { streamFn: noModel });
+  assert.equal(forked.events.length, 0);
+  // A cassette with no run: read, replayed (nothing to deliver).
+  assert.equal(readCassette(forked.cassette.toString()).runs.length, 0);
+  assert.deepEqual((await replay(forked.cassette.toString(), { streamFn: noModel })).messages, []);
+
+  // The stream stops sending; a listener aborts; the run gives up on it after abortGraceMs.
+  const stalls = () => {
+    const s = createAssistantMessageEventStream();
+    const partial = { role: 'assistant', api: 'a', provider: 'a', model: 'a', usage: usage(1), content: [{ type: 'text', text: '' }], stopReason: 'stop', timestamp: 9 };
+    s.push({ type: 'start', partial });
+    partial.content[0].text = 'half';
+    s.push({ type: 'text_delta', contentIndex: 0, delta: 'half', partial });
+    return s;
+  };
+  const taped = new Recorder();
+  const stalled = new Agent({ initialState: { model }, streamFn: stalls, abortGraceMs: 20, record: taped });
+  const events = [];
+  stalled.subscribe((e) => {
+    events.push(JSON.parse(JSON.stringify(e)));
+    if (e.type === 'message_update') stalled.abort();
+  });
+  await stalled.prompt('go');
+  assert.equal(stalled.state.messages.at(-1).stopReason, 'aborted');
+  const got = await replayed(taped.toString(), { initialState: { model }, streamFn: noModel, abortGraceMs: 20 });
+  // The run failed as a whole: its failure message is stamped by the replay's clock (a limit
+  // docs/record-replay.md names); all else is as delivered.
+  const unstamped = (list) => JSON.parse(JSON.stringify(list, (k, v) => (v !== null && typeof v === 'object' && v.stopReason === 'aborted' ? { ...v, timestamp: 0 } : v)));
+  assert.deepEqual(unstamped(got.seen), unstamped(events));
+});
