@@ -65,6 +65,7 @@ class Response {
     this.#stream = stream;
     this.#iterator = iterate.call(stream);
     this.#emit = emit;
+    this.onStep = STEP_READERS.get(stream);
   }
 
   /** A recording's reader of each step, at the moment the loop reads it (tape.js). */
@@ -955,6 +956,10 @@ function resolveStreamFn(streamFn) {
 export const CHECKPOINT_VERSION = 1;
 
 let lastRunId = 0;
+
+/** A recording's readers of the steps of the streams it gave the loop (tape.js `recordStream`),
+ * by stream: a `Response` of one reads it. */
+export const STEP_READERS = new WeakMap();
 
 /** The events after which no checkpoint is taken: a streamed response's updates and a
  * running tool's (the position does not move for them). */

@@ -5,7 +5,7 @@
 // Kept apart from cassette.js (replay and fork) so the main entry carries only this part.
 
 import { envApiKey } from './env-keys.js';
-import { UNTRACKED } from './loop.js';
+import { UNTRACKED, STEP_READERS } from './loop.js';
 
 /** The format of cassettes. */
 export const CASSETTE_VERSION = 1;
@@ -909,7 +909,7 @@ export class Taping {
 
   #requestKnown = { objects: [], texts: [] };
 
-  async openResponse(inner, streamFn, model, context, options, emit) {
+  openResponse(inner, streamFn, model, context, options, emit) {
     const rec = this.recorder;
     const n = rec.nextRequest();
     try {
@@ -922,15 +922,22 @@ export class Taping {
     const asked = this.request(n, model, context);
     asked.commit();
     rec.write(asked.line);
-    return openRecorded(inner, async (m, c, o) => {
+    // No step of the recording's own is awaited (a recorded run's timing is an unrecorded
+    // one's): a stream given at once is recorded at once, its reader found by the loop
+    // (loop.js `STEP_READERS`); a Promise of one is awaited as the loop awaits it.
+    const failed = (error) => {
+      rec.write({ type: 'response', n, ...thrownOf(error) });
+      throw error;
+    };
+    return inner.openResponse((m, c, o) => {
       let stream;
       try {
-        stream = await streamFn(m, c, o);
+        stream = streamFn(m, c, o);
       } catch (error) {
-        rec.write({ type: 'response', n, ...thrownOf(error) });
-        throw error;
+        failed(error);
       }
-      return recordStream(stream, rec, n, this);
+      if (stream instanceof Promise) return stream.then((s) => recordStream(s, rec, n, this).stream, failed);
+      return recordStream(stream, rec, n, this).stream;
     }, model, context, options, emit);
   }
 
@@ -959,17 +966,21 @@ export class Taping {
     } finally {
       inCall = false;
     }
-    return Promise.resolve(returned).then(
-      (result) => {
-        if (result === undefined) settle({ result: { $undefined: 1 } });
-        else rec.writeValue({ type: 'settle', id, seq: rec.nextSeq() }, 'result', result);
-        return result;
-      },
-      (error) => {
-        settle(thrownOf(error));
-        throw error;
-      },
-    );
+    const ended = (result) => {
+      if (result === undefined) settle({ result: { $undefined: 1 } });
+      else rec.writeValue({ type: 'settle', id, seq: rec.nextSeq() }, 'result', result);
+      return result;
+    };
+    // A Promise's own goes back to the loop (no step of the recording's to await), its
+    // reactions first.
+    if (returned instanceof Promise) {
+      returned.then(ended, (error) => settle(thrownOf(error)));
+      return returned;
+    }
+    return Promise.resolve(returned).then(ended, (error) => {
+      settle(thrownOf(error));
+      throw error;
+    });
   }
 
   hook(inner, config, name) {
@@ -1010,6 +1021,11 @@ export class Taping {
 /** `value`, after `see` saw it (or what it resolves to, for a thenable: then the same
  * Promise's value comes back, and a rejection as it was). */
 function seen(value, see) {
+  // A Promise's own goes back (no step of the recording's to await), its reaction first.
+  if (value instanceof Promise) {
+    value.then(see, () => {});
+    return value;
+  }
   if (value === null || typeof value !== 'object' || typeof value.then !== 'function') {
     see(value);
     return value;
@@ -1119,5 +1135,6 @@ export function recordStream(stream, rec, n, taping) {
       );
     },
   };
+  STEP_READERS.set(recorded, onStep);
   return { stream: recorded, onStep };
 }
