@@ -65,8 +65,13 @@ class Response {
     this.#stream = stream;
     this.#iterator = iterate.call(stream);
     this.#emit = emit;
-    this.onStep = STEP_READERS.get(stream);
+    const tap = STEP_READERS.get(stream);
+    this.onStep = tap?.onStep;
+    this.#onResult = tap?.onResult;
   }
+
+  /** A recording's reader of the stream's result (tape.js). */
+  #onResult;
 
   /** A recording's reader of each step, at the moment the loop reads it (tape.js). */
   onStep;
@@ -123,7 +128,16 @@ class Response {
   /** The stream's result; `undefined` when it ended with neither a terminal event nor a
    * result, where pi would wait forever (L-15). */
   async result() {
-    const result = this.#stream.result();
+    let result;
+    if (this.#onResult === undefined) result = this.#stream.result();
+    else {
+      try {
+        result = this.#onResult(this.#stream.result());
+      } catch (error) {
+        this.#onResult(undefined, { error });
+        throw error;
+      }
+    }
     if (this.#terminal) return result;
     // end(message) resolves the result before the iterator finishes, so a result that is
     // not there one timer tick later never will be.

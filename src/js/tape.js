@@ -936,7 +936,12 @@ export class Taping {
       } catch (error) {
         failed(error);
       }
-      if (stream instanceof Promise) return stream.then((s) => recordStream(s, rec, n, this).stream, failed);
+      // A Promise of a stream: recorded by a reaction of its own, which runs before the loop's
+      // (added first), and the Promise goes back as it is.
+      if (stream instanceof Promise) {
+        stream.then((s) => recordStream(s, rec, n, this), (error) => rec.write({ type: 'response', n, ...thrownOf(error) }));
+        return stream;
+      }
       return recordStream(stream, rec, n, this).stream;
     }, model, context, options, emit);
   }
@@ -1108,33 +1113,26 @@ export function recordStream(stream, rec, n, taping) {
       }
     }
   };
-  const recorded = {
-    [Symbol.asyncIterator]() {
-      return iterate.call(stream);
-    },
-    result() {
-      let result;
-      try {
-        result = stream.result();
-      } catch (error) {
-        rec.write({ type: 'result', n, ...thrownOf(error) });
-        throw error;
-      }
-      return Promise.resolve(result).then(
-        (value) => {
-          // The partial streamed (pi-ai's result is its last event's message), unchanged since:
-          // written as a reference to it.
-          if (value !== undefined && value === diff.partial && diff.view() === undefined) rec.write({ type: 'result', n, result: { $partial: 1 } });
-          else rec.write({ type: 'result', n }, { result: value === undefined ? '{"$undefined":1}' : jsonOf(value, {}) ?? 'null' });
-          return value;
-        },
-        (error) => {
-          rec.write({ type: 'result', n, ...thrownOf(error) });
-          throw error;
-        },
-      );
-    },
+  // The stream's result, as the loop reads it: written when it settles (a reaction of the
+  // recording's on the stream's own Promise, which goes back as it is).
+  const onResult = (result, threw) => {
+    if (threw !== undefined) {
+      rec.write({ type: 'result', n, ...thrownOf(threw.error) });
+      return result;
+    }
+    const written = (value) => {
+      // The partial streamed (pi-ai's result is its last event's message), unchanged since:
+      // written as a reference to it.
+      if (value !== undefined && value === diff.partial && diff.view() === undefined) rec.write({ type: 'result', n, result: { $partial: 1 } });
+      else rec.write({ type: 'result', n }, { result: value === undefined ? '{"$undefined":1}' : jsonOf(value, {}) ?? 'null' });
+    };
+    const failed = (error) => rec.write({ type: 'result', n, ...thrownOf(error) });
+    if (result instanceof Promise) result.then(written, failed);
+    else Promise.resolve(result).then(written, failed);
+    return result;
   };
-  STEP_READERS.set(recorded, onStep);
-  return { stream: recorded, onStep };
+  // The stream itself goes to the loop (its own iterator, no wrapper): the loop finds the
+  // recording's readers of it here (loop.js `Response`).
+  STEP_READERS.set(stream, { onStep, onResult });
+  return { stream, onStep };
 }
