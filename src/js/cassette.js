@@ -8,7 +8,7 @@
 import { Agent } from './agent.js';
 import { runAgentLoop, runAgentLoopContinue, runAgentLoopResume, CHECKPOINT_VERSION, UPDATE_KINDS } from './loop.js';
 import { ToolArguments } from './streaming-json.js';
-import { Recorder, Taping, CASSETTE_VERSION, HEADER, recordStream, openRecorded } from './tape.js';
+import { Recorder, Taping, CASSETTE_VERSION, HEADER, recordStream } from './tape.js';
 
 export { Recorder, CASSETTE_VERSION };
 
@@ -648,12 +648,12 @@ class PlayTaping extends Taping {
     rec.nextRequest();
     commit();
     rec.write(asked);
-    return openRecorded(inner, async () => {
+    return inner.openResponse(async () => {
       const threw = recorded.threw;
       if (threw !== undefined && threw.notStream !== undefined) {
         // What the stream function gave that was no stream: the same kind of value again.
         rec.write(threw);
-        return { stream: NOT_STREAMS[threw.notStream]?.(threw.value), onStep: undefined };
+        return NOT_STREAMS[threw.notStream]?.(threw.value);
       }
       if (threw !== undefined) {
         rec.write(threw);

@@ -66,32 +66,32 @@ class Response {
     this.#iterator = iterate.call(stream);
     this.#emit = emit;
     const tap = STEP_READERS.get(stream);
-    this.onStep = tap?.onStep;
+    this.#onStep = tap?.onStep;
     this.#onResult = tap?.onResult;
   }
 
-  /** A recording's reader of the stream's result (tape.js). */
+  /** A recording's readers of each step, at the moment the loop reads it, and of the
+   * stream's result (tape.js `recordStream`). */
+  #onStep;
   #onResult;
-
-  /** A recording's reader of each step, at the moment the loop reads it (tape.js). */
-  onStep;
 
   async next() {
     // The hot path: one iteration per streamed delta. Fields are read into locals once.
     const iterator = this.#iterator;
     const emit = this.#emit;
     const started = this.#started;
+    const onStep = this.#onStep;
     for (;;) {
       let step;
-      if (this.onStep === undefined) step = await iterator.next();
+      if (onStep === undefined) step = await iterator.next();
       else {
         try {
           step = await iterator.next();
         } catch (error) {
-          this.onStep(undefined, error);
+          onStep(undefined, error);
           throw error;
         }
-        this.onStep(step);
+        onStep(step);
       }
       // As `for await` in pi: a result that is no object, or an event that is none, rejects
       // the run (skipping either would spin forever on a stream that keeps giving them).

@@ -112,40 +112,6 @@ function piState(p) {
   };
 }
 
-/** Whether a block still holds what its `copy2` does (an object it holds two levels deep). */
-function sameBlock(block, copy) {
-  if (block === null || typeof block !== 'object') return false;
-  let keys = 0;
-  for (const key in block) {
-    keys++;
-    const v = block[key], was = copy[key];
-    if (v !== was && !(v !== null && typeof v === 'object' && was !== null && typeof was === 'object' && same2(v, was))) return false;
-  }
-  for (const _ in copy) keys--;
-  return keys === 0;
-}
-
-/** Whether a block is as last compared (`known`: its `#blocks` entry) but for the field a
- * delta grows (`grows`), by what pi-ai's streams change in a block of its type: its keys
- * (an `index` deleted at its end), a text or thinking (a new string), a signature, a call's
- * arguments (a new object at each delta, or one changed in place); any other block whole. */
-function sameBlockBut(block, known, grows) {
-  const copy = known.copy;
-  let keys = 0;
-  for (const _ in block) keys++;
-  if (keys !== known.keys.length) return false;
-  switch (block.type) {
-    case 'text':
-      return (grows === 'text' || block.text === copy.text) && block.textSignature === copy.textSignature;
-    case 'thinking':
-      return (grows === 'thinking' || block.thinking === copy.thinking) && block.thinkingSignature === copy.thinkingSignature && block.redacted === copy.redacted;
-    case 'toolCall':
-      return block.arguments === known.args && same2(block.arguments, copy.arguments) && block.partialArgs === copy.partialArgs;
-    default:
-      return sameBlock(block, copy);
-  }
-}
-
 /** Whether `p`'s `piState` is `s`. */
 function samePi(p, s) {
   let keys = 0;
@@ -256,13 +222,13 @@ class PartialDiff {
     const i = event.contentIndex;
     if (!Number.isInteger(i) || !Array.isArray(content) || content.length !== this.#contentLength) return false;
     const known = this.#blocks[i];
-    if (known === undefined || known.block !== content[i] || !samePi(partial, this.#pi) || !sameBlockBut(known.block, known, field)) return false;
+    if (known === undefined || known.block !== content[i] || !samePi(partial, this.#pi) || !this.#sameBlockBut(known.block, known, field)) return false;
     // A stream appends to its last block: read behind it (a thinking delta while the text
     // after it streams), that block is compared too.
     const last = content.length - 1;
     if (i !== last) {
       const lastKnown = this.#blocks[last];
-      if (lastKnown === undefined || lastKnown.block !== content[last] || !sameBlockBut(content[last], lastKnown, undefined)) return false;
+      if (lastKnown === undefined || lastKnown.block !== content[last] || !this.#sameBlockBut(content[last], lastKnown, undefined)) return false;
     }
     const delta = event.delta, v = known.block[field], was = known.copy[field];
     if (typeof delta !== 'string' || typeof v !== 'string' || typeof was !== 'string') return false;
@@ -280,6 +246,27 @@ class PartialDiff {
     if (same) return SAME;
     known.copy[field] = was + delta;
     return GREW;
+  }
+
+  /** Whether a block is as last compared (`known`: its `#blocks` entry) but for the field a
+   * delta grows (`grows`), by what pi-ai's streams change in a block of its type: its keys
+   * (an `index` deleted at its end), a text or thinking (a new string), a signature, a call's
+   * arguments (a new object at each delta, or one changed in place); any other block whole. */
+  #sameBlockBut(block, known, grows) {
+    const copy = known.copy;
+    let keys = 0;
+    for (const _ in block) keys++;
+    if (keys !== known.keys.length) return false;
+    switch (block.type) {
+      case 'text':
+        return (grows === 'text' || block.text === copy.text) && block.textSignature === copy.textSignature;
+      case 'thinking':
+        return (grows === 'thinking' || block.thinking === copy.thinking) && block.thinkingSignature === copy.thinkingSignature && block.redacted === copy.redacted;
+      case 'toolCall':
+        return block.arguments === known.args && same2(block.arguments, copy.arguments) && block.partialArgs === copy.partialArgs;
+      default:
+        return this.#blockChange(block, known, undefined, undefined, false) === undefined;
+    }
   }
 
   /** How long each block's text is by the deltas read (from its `*_start`), where known. */
@@ -463,10 +450,18 @@ class Grown {
   }
 
   line(delta) {
-    const p = this.grew ? `{"blocks":[[${this.i},{"grow":"${GROWS[this.type]}"}]]}` : '{}';
-    return `{"type":"stream","n":${this.n},"event":{"type":"${this.type}","contentIndex":${this.i},"delta":${JSON.stringify(delta)},"p":${p}}}`;
+    return growLine(this.n, this.type, this.i, this.grew, delta);
   }
 }
+
+/** The line of one such delta. */
+function growLine(n, type, i, grew, delta) {
+  const p = grew ? `{"blocks":[[${i},{"grow":"${GROWS[type]}"}]]}` : '{}';
+  return `{"type":"stream","n":${n},"event":{"type":"${type}","contentIndex":${i},"delta":${JSON.stringify(delta)},"p":${p}}}`;
+}
+
+/** `line` with each occurrence of `escaped` (a secret as a line holds it) written as `[redacted]`. */
+const redact = (line, escaped) => (line.includes(escaped) ? line.split(escaped).join('[redacted]') : line);
 
 /** The shortest value `secret` keeps out of a cassette. */
 const MIN_SECRET = 12;
@@ -486,6 +481,7 @@ export class Recorder {
    * that never change), made text when the lines are read. */
   #pending = [];
   #onLine;
+  /** The secrets, each as JSON writes it inside a string. */
   #secrets = new Set();
   #kind;
   /** The order of every tool call's start, update and settle, and of aborts, across a run. */
@@ -524,13 +520,13 @@ export class Recorder {
    * value shorter than 12 characters is no secret (a placeholder such as "none" or "ollama")
    * and is left as it is. */
   secret(value) {
-    if (typeof value !== 'string' || value.length < MIN_SECRET || this.#secrets.has(value)) return;
-    this.#secrets.add(value);
-    // Lines made before it was known are cut too (those given to `onLine` are out already).
+    if (typeof value !== 'string' || value.length < MIN_SECRET) return;
+    // As it stands in a line: JSON-escaped.
     const escaped = JSON.stringify(value).slice(1, -1);
-    for (let i = 0; i < this.#lines.length; i++) {
-      if (this.#lines[i].includes(escaped)) this.#lines[i] = this.#lines[i].split(escaped).join('[redacted]');
-    }
+    if (this.#secrets.has(escaped)) return;
+    this.#secrets.add(escaped);
+    // Lines made before it was known are cut too (those given to `onLine` are out already).
+    for (let i = 0; i < this.#lines.length; i++) this.#lines[i] = redact(this.#lines[i], escaped);
   }
 
   /** What `onLine` threw or rejected with, each as its message (the recording goes on). */
@@ -552,10 +548,7 @@ export class Recorder {
       const record = Array.isArray(entry) ? entry[0] : entry;
       line = JSON.stringify({ type: 'unrecordable', of: String(record?.type), why: error instanceof Error ? error.message : String(error) });
     }
-    for (const secret of this.#secrets) {
-      const escaped = JSON.stringify(secret).slice(1, -1);
-      if (line.includes(escaped)) line = line.split(escaped).join('[redacted]');
-    }
+    for (const escaped of this.#secrets) line = redact(line, escaped);
     return line;
   }
 
@@ -576,7 +569,7 @@ export class Recorder {
     const last = this.#pending[this.#pending.length - 1];
     if (last instanceof Grown && last.n === n && last.type === type && last.i === i && last.grew === grew) last.deltas.push(delta);
     else if (this.#onLine === undefined) this.#pending.push(new Grown(n, type, i, grew, [delta]));
-    else this.#add(new Grown(n, type, i, grew, [delta]).line(delta));
+    else this.#add(growLine(n, type, i, grew, delta));
   }
 
   #emitLine(line) {
@@ -753,8 +746,8 @@ export class Taping {
   /** The response being read: `{ n, diff }` (recordStream). */
   reading;
 
-  /** The run's emit: counts events, and after each that moves the run writes its position
-   * (and a finished message). */
+  /** The run's emit: counts events; for each that moves the run, its `emit` line, and its
+   * position (and a finished message) once its listeners settled. */
   emit(inner) {
     const rec = this.recorder;
     return (event) => {
@@ -942,7 +935,7 @@ export class Taping {
         stream.then((s) => recordStream(s, rec, n, this), (error) => rec.write({ type: 'response', n, ...thrownOf(error) }));
         return stream;
       }
-      return recordStream(stream, rec, n, this).stream;
+      return recordStream(stream, rec, n, this);
     }, model, context, options, emit);
   }
 
@@ -1041,20 +1034,6 @@ function seen(value, see) {
   });
 }
 
-/** Opens a response through the loop's `openResponse` (`inner`) with the stream `make` gives
- * as `recordStream` does (`{ stream, onStep }`), and has the loop's reader of it record each
- * step. */
-export async function openRecorded(inner, make, model, context, options, emit) {
-  let onStep;
-  const response = await inner.openResponse(async (m, c, o) => {
-    const r = await make(m, c, o);
-    onStep = r.onStep;
-    return r.stream;
-  }, model, context, options, emit);
-  if (onStep !== undefined) response.onStep = onStep;
-  return response;
-}
-
 /** Whether each field of `record` is a string, a number, a boolean or null, or (`del`) a list
  * of strings: a record that cannot change after it is made. */
 function flat(record) {
@@ -1066,9 +1045,10 @@ function flat(record) {
   return true;
 }
 
-/** A response stream, recorded: `stream` is it with its result written when the loop reads it;
- * `onStep` (set on the loop's reader of it, loop.js `Response`) writes each step as the loop
- * reads it, in the same tick, so the partial is written as the loop's copy of it is made. */
+/** Records response `n`'s stream and gives it back as it is: the loop's reader of it
+ * (loop.js `Response`) finds the recording's readers by the stream (`STEP_READERS`): one writes
+ * each step as the loop reads it, in the same tick (the partial written as the loop's copy of
+ * it is made), the other the result when it settles. */
 export function recordStream(stream, rec, n, taping) {
   let iterate;
   try {
@@ -1080,7 +1060,7 @@ export function recordStream(stream, rec, n, taping) {
     // No event stream: the loop fails the run on it; a replay gives back the same kind of value.
     const kind = stream === null ? 'null' : Array.isArray(stream) ? 'array' : typeof stream;
     rec.write({ type: 'response', n, notStream: kind, ...(typeof stream === 'number' || typeof stream === 'string' || typeof stream === 'boolean' ? { value: stream } : {}) });
-    return { stream, onStep: undefined };
+    return stream;
   }
   const diff = new PartialDiff();
   if (taping !== undefined) taping.reading = { n, diff };
@@ -1134,5 +1114,5 @@ export function recordStream(stream, rec, n, taping) {
   // The stream itself goes to the loop (its own iterator, no wrapper): the loop finds the
   // recording's readers of it here (loop.js `Response`).
   STEP_READERS.set(stream, { onStep, onResult });
-  return { stream, onStep };
+  return stream;
 }
